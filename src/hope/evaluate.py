@@ -1,0 +1,204 @@
+"""Scoring one document's passages with HOPE: the public Python API.
+
+    from hope import evaluate
+    result = evaluate(document_text, passages)          # embedded SmolLM2 + MiniLM, paper profile
+    result.hope, result.passages[0]["concept_unity"]["statements"]
+
+Models are injected (any ChatLLM and Embedder); without them the offline defaults are built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from hope.metrics import scoring
+from hope.metrics.concept_unity import ConceptUnity
+from hope.metrics.context import EvalContext
+from hope.metrics.information_preservation import InformationPreservation
+from hope.metrics.semantic_independence import SemanticIndependence
+from hope.models.embeddings import Embedder
+from hope.models.llm import ChatLLM
+from hope.result import METRICS, HopeResult, MetricCount
+from hope.settings import HopeSettings, load_profile
+
+log = logging.getLogger(__name__)
+
+
+class InputError(ValueError):
+    """Bad input to an evaluation, with a message naming the offending input."""
+
+
+def _validate(document: str, passages: Sequence[str], passage_ids: Sequence[str] | None) -> None:
+    if not isinstance(document, str) or not document.strip():
+        raise InputError("the document is empty or only whitespace")
+    if isinstance(passages, str) or len(passages) == 0:
+        raise InputError("the passage list is empty")
+    for i, passage in enumerate(passages):
+        if not isinstance(passage, str) or not passage.strip():
+            raise InputError(f"passage {i} is empty or only whitespace")
+    if passage_ids is not None:
+        if len(passage_ids) != len(passages):
+            raise InputError(
+                f"{len(passage_ids)} passage ids for {len(passages)} passages"
+            )
+        if len(set(passage_ids)) != len(passage_ids):
+            raise InputError("passage ids are not unique")
+
+
+class HopeEvaluator:
+    """Binds models and settings; ``aevaluate`` scores one (document, passages) pair."""
+
+    def __init__(self, llm: ChatLLM, embedder: Embedder, settings: HopeSettings):
+        self.llm = llm
+        self.embedder = embedder
+        self.settings = settings
+
+    async def aevaluate(
+        self,
+        document: str,
+        passages: Sequence[str],
+        passage_ids: Sequence[str] | None = None,
+        *,
+        progress_desc: str = "HOPE",
+    ) -> HopeResult:
+        _validate(document, passages, passage_ids)
+        settings = self.settings
+        agg = settings.aggregation
+        if len(passages) < agg.min_passages:
+            raise InputError(
+                f"{len(passages)} passage(s): the {settings.profile} profile needs at least "
+                f"{agg.min_passages}"
+            )
+        passages = list(passages)
+        ids = list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
+        usage_before = self.llm.usage.to_dict()
+        started = time.perf_counter()
+
+        progress = None
+        ctx = EvalContext(self.llm, self.embedder, settings)
+        ip = InformationPreservation(ctx)
+        segments = ip.segments(document)
+        if settings.progress:
+            from tqdm.auto import tqdm
+
+            progress = tqdm(
+                total=2 * len(passages) + len(segments), desc=progress_desc, unit="item",
+                leave=False,
+            )
+        ctx.progress = progress
+        try:
+            passage_vectors = await ctx.embed(passages)
+            cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
+            cu_task = asyncio.gather(*(cu.score_passage(i, p) for i, p in enumerate(passages)))
+            si_task = asyncio.gather(
+                *(si.score_passage(i, passages, passage_vectors, ids) for i in range(len(passages)))
+            )
+            ip_task = asyncio.gather(
+                *(ip.score_segment(document, s, passages, passage_vectors, ids) for s in segments)
+            )
+            cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
+        finally:
+            if progress is not None:
+                progress.close()
+
+        warnings: list[str] = []
+        if not segments:
+            warnings.append("the document has no sentences to sample for information preservation")
+        con, n_con = scoring.corpus_mean([e["score"] for e in cu_ev], drop_zero=agg.drop_zero_passage_scores)
+        sem, n_sem = scoring.corpus_mean([e["score"] for e in si_ev], drop_zero=agg.drop_zero_passage_scores)
+        correct = [r["correct"] for r in ip_ev if r["status"] == "ok"]
+        inf = scoring.information_preservation(correct) if correct else math.nan
+        values = {"concept_unity": con, "semantic_independence": sem, "information_preservation": inf}
+        for name, value in values.items():
+            if math.isnan(value):
+                message = f"{name} is undefined (NaN): no item could be scored"
+                warnings.append(message)
+                log.warning(message)
+        hope = scoring.hope_score(
+            con, sem, inf, weights=agg.hope_weights, zero_as_missing=agg.hope_zero_as_missing
+        )
+        if math.isnan(hope):
+            warnings.append("HOPE is undefined (NaN) because a sub-metric is")
+
+        counts = {
+            "concept_unity": _count(cu_ev),
+            "semantic_independence": _count(si_ev),
+            "information_preservation": _count(ip_ev),
+        }
+        passage_records = [
+            {
+                "index": i,
+                "passage_id": ids[i],
+                "n_chars": len(passages[i]),
+                "concept_unity": cu_ev[i],
+                "semantic_independence": si_ev[i],
+            }
+            for i in range(len(passages))
+        ]
+        usage_after = self.llm.usage.to_dict()
+        usage: dict[str, Any] = {
+            "llm": {k: usage_after[k] - usage_before[k] for k in usage_after},
+            "wall_time_s": time.perf_counter() - started,
+        }
+        stats = getattr(self.embedder, "stats", None)
+        if callable(stats):
+            usage["embeddings"] = stats()
+        return HopeResult(
+            hope=hope,
+            concept_unity=con,
+            semantic_independence=sem,
+            information_preservation=inf,
+            passages=passage_records,
+            segments=ip_ev,
+            failures=ctx.failures,
+            counts=counts,
+            usage=usage,
+            prompts={name: p.to_dict() for name, p in sorted(ctx.prompts_used.items())},
+            settings=settings.model_dump(mode="json"),
+            models={"llm": self.llm.identity, "embedder": self.embedder.identity},
+            warnings=warnings,
+        )
+
+    def evaluate(
+        self, document: str, passages: Sequence[str], passage_ids: Sequence[str] | None = None
+    ) -> HopeResult:
+        return asyncio.run(self.aevaluate(document, passages, passage_ids))
+
+
+def _count(records: list[dict[str, Any]]) -> MetricCount:
+    failed = sum(1 for r in records if r["status"] == "failed")
+    return MetricCount(total=len(records), scored=len(records) - failed, failed=failed)
+
+
+def evaluate(
+    document: str,
+    passages: Sequence[str],
+    passage_ids: Sequence[str] | None = None,
+    *,
+    llm: ChatLLM | None = None,
+    embedder: Embedder | None = None,
+    settings: HopeSettings | str = "paper",
+    cache_path: str | None = None,
+) -> HopeResult:
+    """Score ``passages`` (a chunking of ``document``) with HOPE.
+
+    ``settings`` is a HopeSettings or a profile name. Missing models are the offline defaults:
+    the embedded SmolLM2 server and the packaged MiniLM, sharing the cache at ``cache_path``.
+    """
+    from hope.models.factory import default_embedder, default_llm, open_cache
+
+    if isinstance(settings, str):
+        settings = load_profile(settings)
+    if llm is None or embedder is None:
+        cache = open_cache(cache_path)
+        llm = llm or default_llm(cache)
+        embedder = embedder or default_embedder(cache)
+    return HopeEvaluator(llm, embedder, settings).evaluate(document, passages, passage_ids)
+
+
+__all__ = ["METRICS", "HopeEvaluator", "InputError", "evaluate"]

@@ -1,0 +1,1 @@
+"""HOPE's three sub-metrics (paper section 3) and their aggregation."""

@@ -1,0 +1,99 @@
+"""Concept Unity (section 3.2, eq. 2-3): do a passage's statements say one thing?
+
+Metric card. Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means
+every statement generated about the passage is semantically alike (one core concept).
+Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0.
+Reference profile: question/answer pairs, critic-filtered, mean θ of questions to their centroid.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hope.metrics import scoring
+from hope.metrics.context import EvalContext, text_digest
+from hope.models.llm import LLMCallError
+from hope.prompts.schemas import critic_model, qa_pairs_model, statements_model
+
+NAME = "concept_unity"
+
+
+class ConceptUnity:
+    def __init__(self, ctx: EvalContext):
+        self.ctx = ctx
+        self.cfg = ctx.settings.concept_unity
+
+    async def score_passage(self, index: int, passage: str) -> dict[str, Any]:
+        evidence: dict[str, Any] = {"score": None, "raw": None, "status": "ok", "reason": None}
+        try:
+            if self.cfg.method == "statements":
+                items = await self._statements(passage)
+                evidence["statements"] = items
+            else:
+                items, pairs, kept = await self._critic_filtered_questions(passage)
+                evidence["qa_pairs"] = pairs
+                evidence["critic_keep"] = kept
+                evidence["questions"] = items
+            if len(items) < self.cfg.min_items:
+                raise LLMCallError(
+                    f"{len(items)} usable item(s), fewer than min_items={self.cfg.min_items}",
+                    attempts=0,
+                )
+            vectors = await self.ctx.embed(items)
+            if self.cfg.method == "statements":
+                raw = scoring.concept_unity_pairwise(vectors)
+            else:
+                raw = scoring.concept_unity_centroid(vectors)
+            evidence["raw"] = raw
+            evidence["score"] = scoring.clip_score(raw, self.ctx.settings.aggregation.clip)
+        except LLMCallError as exc:
+            evidence["status"] = "failed"
+            evidence["reason"] = exc.reason
+            self.ctx.fail(NAME, f"passage {index}", exc.reason)
+        finally:
+            self.ctx.advance()
+        return evidence
+
+    async def _statements(self, passage: str) -> list[str]:
+        prompt = self.ctx.prompt("concept_statements")
+        response = await self.ctx.ask(
+            prompt,
+            statements_model(self.cfg.n_items),
+            temperature=self.cfg.temperature,
+            seed=self.ctx.seed(NAME, text_digest(passage)),
+            n=self.cfg.n_items,
+            passage=passage,
+        )
+        return [s.strip() for s in response.value.statements if s.strip()]
+
+    async def _critic_filtered_questions(
+        self, passage: str
+    ) -> tuple[list[str], list[dict[str, str]], list[bool]]:
+        prompt = self.ctx.prompt("qa_pairs")
+        seed = self.ctx.seed(NAME, "qa", text_digest(passage))
+        response = await self.ctx.ask(
+            prompt,
+            qa_pairs_model(self.cfg.n_items),
+            temperature=self.cfg.temperature,
+            seed=seed,
+            n=self.cfg.n_items,
+            passage=passage,
+        )
+        pairs = [{"question": p.question.strip(), "answer": p.answer.strip()} for p in response.value.pairs]
+        keep = [True] * len(pairs)
+        if self.cfg.critic:
+            critic = self.ctx.prompt("qa_critic")
+            listing = "\n".join(
+                f"{i}. Q: {p['question']}\n   A: {p['answer']}" for i, p in enumerate(pairs, 1)
+            )
+            verdict = await self.ctx.ask(
+                critic,
+                critic_model(len(pairs)),
+                temperature=self.cfg.temperature,
+                seed=self.ctx.seed(NAME, "critic", text_digest(passage)),
+                passage=passage,
+                pairs=listing,
+            )
+            keep = list(verdict.value.keep)
+        questions = [p["question"] for p, k in zip(pairs, keep, strict=True) if k and p["question"]]
+        return questions, pairs, keep

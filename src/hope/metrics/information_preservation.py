@@ -1,0 +1,179 @@
+"""Collective Information Preservation (section 3.4, eq. 7-9): is the document's content still there?
+
+Metric card. Range [0, 1]; higher is better: the share of sampled facts whose true statement an LLM
+picks out of four options when it sees only the passages retrieved for that fact (chance is 0.25).
+Procedure: d ~ U(D), segments of consecutive sentences; LLM(d) -> {s_t, s_f1, s_f2, s_f3};
+P_st = top-k passages by θ(s_t, p); options shuffled with a seed; LLM(s, P_st) -> a; score 1 if
+a = s_t else 0. Segment sampling and quadruples depend only on the document, so every chunker of
+the same document is tested on the same facts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hope.metrics import scoring
+from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.models.llm import LLMCallError
+from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse
+from hope.text import split_sentences
+
+NAME = "information_preservation"
+LETTERS = ("A", "B", "C", "D")
+
+
+@dataclass(frozen=True)
+class Segment:
+    draw: int
+    first_sentence: int
+    n_sentences: int
+    start: int
+    end: int
+    text: str
+
+
+def sample_segments(
+    document: str,
+    *,
+    n_segments: int,
+    sentences_per_segment: int,
+    replace: bool,
+    seed: int,
+    language: str = "en",
+) -> list[Segment]:
+    """d ~ U(D): uniform draws over the windows of consecutive sentences.
+
+    A document with fewer sentences than a window holds is one segment: the whole text. Without
+    replacement, at most as many segments as there are windows.
+    """
+    sentences = split_sentences(document, language)
+    if not sentences:
+        return []
+    width = min(sentences_per_segment, len(sentences))
+    n_windows = len(sentences) - width + 1
+    rng = np.random.default_rng(seed)
+    if replace:
+        starts = rng.integers(0, n_windows, size=n_segments).tolist()
+    else:
+        starts = sorted(rng.choice(n_windows, size=min(n_segments, n_windows), replace=False))
+    segments = []
+    for draw, first in enumerate(int(s) for s in starts):
+        last = sentences[first + width - 1]
+        start = sentences[first].start
+        segments.append(
+            Segment(draw, first, width, start, last.end, document[start : last.end])
+        )
+    return segments
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r"\W+", " ", text).strip().lower()
+
+
+class InformationPreservation:
+    def __init__(self, ctx: EvalContext):
+        self.ctx = ctx
+        self.cfg = ctx.settings.information_preservation
+
+    def segments(self, document: str) -> list[Segment]:
+        return sample_segments(
+            document,
+            n_segments=self.cfg.n_segments,
+            sentences_per_segment=self.cfg.sentences_per_segment,
+            replace=self.cfg.replace,
+            seed=self.ctx.seed(NAME, "segments", text_digest(document)),
+            language=self.ctx.settings.language,
+        )
+
+    async def score_segment(
+        self,
+        document: str,
+        segment: Segment,
+        passages: list[str],
+        passage_vectors: np.ndarray,
+        passage_ids: list[str],
+    ) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "draw": segment.draw,
+            "first_sentence": segment.first_sentence,
+            "start": segment.start,
+            "end": segment.end,
+            "segment": segment.text,
+            "true_statement": None,
+            "false_statements": None,
+            "options": None,
+            "answer_key": None,
+            "retrieved": None,
+            "choice": None,
+            "correct": None,
+            "status": "ok",
+            "reason": None,
+        }
+        # With replacement the same window can be drawn twice; the draw number keeps them apart.
+        identity = [text_digest(document), segment.start, segment.end]
+        if self.cfg.replace:
+            identity.append(segment.draw)
+        try:
+            quad = await self.ctx.ask(
+                self.ctx.prompt("quadruple_generation"),
+                QuadrupleResponse,
+                temperature=self.cfg.generation_temperature,
+                seed=self.ctx.seed(NAME, "quadruple", *identity),
+                segment=segment.text,
+            )
+            true = quad.value.true_statement.strip()
+            false = [s.strip() for s in quad.value.false_statements]
+            record["true_statement"], record["false_statements"] = true, false
+            if len({_normalised(s) for s in [true, *false]}) < 4:
+                raise LLMCallError(
+                    "quadruple is not four distinct statements, so no choice can be right",
+                    attempts=0,
+                )
+            rng = np.random.default_rng(self.ctx.seed(NAME, "options", *identity))
+            order = rng.permutation(4).tolist()
+            statements = [true, *false]
+            options = {LETTERS[pos]: statements[src] for pos, src in enumerate(order)}
+            answer_key = LETTERS[order.index(0)]
+            record["options"], record["answer_key"] = options, answer_key
+            true_vector = await self.ctx.embed([true])
+            retrieved = scoring.top_k_indices(true_vector[0], passage_vectors, self.cfg.top_k)
+            record["retrieved"] = [passage_ids[i] for i in retrieved]
+            choice = await self.ctx.ask(
+                self.ctx.prompt("truth_choice"),
+                ChoiceResponse,
+                temperature=self.cfg.choice_temperature,
+                seed=self.ctx.seed(NAME, "choice", *identity),
+                retry_temperatures=self.cfg.choice_retry_temperatures or None,
+                context=format_passages([passages[i] for i in retrieved]),
+                options="\n".join(f"{k}. {v}" for k, v in options.items()),
+            )
+            record["choice"] = choice.value.choice
+            record["correct"] = choice.value.choice == answer_key
+        except LLMCallError as exc:
+            record["status"] = "failed"
+            record["reason"] = exc.reason
+            self.ctx.fail(NAME, f"segment {segment.draw} (chars {segment.start}-{segment.end})", exc.reason)
+        finally:
+            self.ctx.advance()
+        return record
+
+    async def score(
+        self,
+        document: str,
+        passages: list[str],
+        passage_vectors: np.ndarray,
+        passage_ids: list[str],
+    ) -> list[dict[str, Any]]:
+        return list(
+            await asyncio.gather(
+                *(
+                    self.score_segment(document, s, passages, passage_vectors, passage_ids)
+                    for s in self.segments(document)
+                )
+            )
+        )

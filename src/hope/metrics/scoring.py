@@ -1,0 +1,129 @@
+"""The equations of section 3 as pure functions over vectors and outcomes.
+
+No LLM, no embedding model, no I/O: these are what the unit tests check against hand-computed
+values. Embedding inputs may be any real vectors; cosine similarity normalises them itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+ClipMode = Literal["negative_to_zero", "unit_interval", "none"]
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """θ of eq. 1 for every row pair; a zero vector has similarity 0 to everything."""
+    a = np.atleast_2d(np.asarray(a, dtype=np.float64))
+    b = np.atleast_2d(np.asarray(b, dtype=np.float64))
+    na = np.linalg.norm(a, axis=1, keepdims=True)
+    nb = np.linalg.norm(b, axis=1, keepdims=True)
+    a = np.divide(a, na, out=np.zeros_like(a), where=na > 0)
+    b = np.divide(b, nb, out=np.zeros_like(b), where=nb > 0)
+    return np.clip(a @ b.T, -1.0, 1.0)
+
+
+def concept_unity_pairwise(statement_vectors: np.ndarray) -> float:
+    """Eq. 2: (1/|S|²) Σ_j Σ_i θ(s_i, s_j), over all ordered pairs including i = j."""
+    vectors = np.atleast_2d(statement_vectors)
+    if vectors.shape[0] == 0:
+        raise ValueError("concept unity needs at least one statement")
+    return float(cosine_matrix(vectors, vectors).mean())
+
+
+def concept_unity_centroid(question_vectors: np.ndarray) -> float:
+    """Published code's variant: mean θ between each vector and the centroid of all of them."""
+    vectors = np.atleast_2d(question_vectors)
+    if vectors.shape[0] == 0:
+        raise ValueError("concept unity needs at least one question")
+    centroid = vectors.mean(axis=0, keepdims=True)
+    return float(cosine_matrix(vectors, centroid).mean())
+
+
+def paired_similarities(answers_alone: np.ndarray, answers_with_context: np.ndarray) -> np.ndarray:
+    """θ(a*_i, a_i) for each question i (the pairs of eq. 5)."""
+    a_star = np.atleast_2d(answers_alone)
+    a = np.atleast_2d(answers_with_context)
+    if a_star.shape != a.shape:
+        raise ValueError(f"answer sets differ in shape: {a_star.shape} vs {a.shape}")
+    return np.array([cosine_matrix(x, y)[0, 0] for x, y in zip(a_star, a, strict=True)])
+
+
+def semantic_independence_passage(similarities: Sequence[float]) -> float:
+    """Eq. 5: (1/|A|) Σ θ(a*, a) over the paired answers of one focus passage."""
+    if len(similarities) == 0:
+        raise ValueError("semantic independence needs at least one answered question")
+    return float(np.mean(similarities))
+
+
+def information_preservation(correct: Sequence[bool]) -> float:
+    """Eq. 9: share of quadruples whose true statement the LLM picked."""
+    if len(correct) == 0:
+        raise ValueError("information preservation needs at least one answered quadruple")
+    return float(np.mean([1.0 if c else 0.0 for c in correct]))
+
+
+def clip_score(value: float, mode: ClipMode) -> float:
+    """Paper: negative values are set to 0. Published code: every score clipped to [0, 1]."""
+    if mode == "none" or math.isnan(value):
+        return value
+    if mode == "negative_to_zero":
+        return max(0.0, value)
+    if mode == "unit_interval":
+        return min(1.0, max(0.0, value))
+    raise ValueError(f"unknown clip mode {mode!r}")
+
+
+def corpus_mean(scores: Sequence[float | None], *, drop_zero: bool = False) -> tuple[float, int]:
+    """Eq. 3 and 6: mean over the passages that have a score; NaN when none has.
+
+    ``None`` marks a passage whose LLM items failed: it is excluded, never counted as 0.
+    ``drop_zero`` reproduces the published code, which drops per-passage scores of exactly 0.
+    """
+    kept = [s for s in scores if s is not None and not math.isnan(s)]
+    if drop_zero:
+        kept = [s for s in kept if s != 0.0]
+    if not kept:
+        return math.nan, 0
+    return float(np.mean(kept)), len(kept)
+
+
+def hope_score(
+    concept_unity: float,
+    semantic_independence: float,
+    information_preservation: float,
+    *,
+    weights: Sequence[float] = (1.0, 1.0, 1.0),
+    zero_as_missing: bool = False,
+) -> float:
+    """Eq. 10: HOPE = (ζ_inf + ζ_sem + ζ_con) / 3.
+
+    Paper: a missing (NaN) sub-metric makes HOPE NaN. With ``zero_as_missing`` (published code)
+    a weighted mean over the sub-scores that are neither NaN nor 0.0.
+    """
+    values = [concept_unity, semantic_independence, information_preservation]
+    if len(weights) != 3:
+        raise ValueError("HOPE takes exactly three weights")
+    if not zero_as_missing:
+        if any(math.isnan(v) for v in values):
+            return math.nan
+        return float(sum(w * v for w, v in zip(weights, values, strict=True)) / sum(weights))
+    pairs = [(w, v) for w, v in zip(weights, values, strict=True) if not math.isnan(v) and v != 0]
+    if not pairs:
+        return math.nan
+    return float(sum(w * v for w, v in pairs) / sum(w for w, _ in pairs))
+
+
+def top_k_indices(
+    query: np.ndarray, candidates: np.ndarray, k: int, *, exclude: Sequence[int] = ()
+) -> list[int]:
+    """Indices of the k candidates most similar to ``query``, ties broken by lower index."""
+    if k <= 0 or len(candidates) == 0:
+        return []
+    sims = cosine_matrix(query, candidates)[0]
+    banned = set(exclude)
+    order = sorted(range(len(sims)), key=lambda i: (-sims[i], i))
+    return [i for i in order if i not in banned][:k]

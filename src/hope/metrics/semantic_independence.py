@@ -1,0 +1,146 @@
+"""Semantic Independence (section 3.3, eq. 4-6): does a passage mean the same with its neighbours?
+
+Metric card. Range [0, 1] after clipping (raw mean cosine in [-1, 1]); higher is better: 1 means
+answers from the focus passage alone (a*) and with the k most similar other passages added (a)
+are semantically identical.
+Procedure per focus passage p*: LLM(p*) -> Q; for each q: a* = LLM(q, p*), a = LLM(q, p*, P_q) where
+P_q are the top-k other passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0.
+a* and a are asked with the same seed, so at a non-zero answer temperature only the context differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from hope.metrics import scoring
+from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.models.llm import LLMCallError
+from hope.prompts.schemas import AnswerResponse, questions_model
+
+NAME = "semantic_independence"
+
+
+class SemanticIndependence:
+    def __init__(self, ctx: EvalContext):
+        self.ctx = ctx
+        self.cfg = ctx.settings.semantic_independence
+
+    async def score_passage(
+        self,
+        index: int,
+        passages: list[str],
+        passage_vectors: np.ndarray,
+        passage_ids: list[str],
+    ) -> dict[str, Any]:
+        focus = passages[index]
+        evidence: dict[str, Any] = {
+            "score": None,
+            "raw": None,
+            "status": "ok",
+            "reason": None,
+            "questions": [],
+        }
+        try:
+            prompt = self.ctx.prompt("question_generation")
+            response = await self.ctx.ask(
+                prompt,
+                questions_model(self.cfg.n_questions),
+                temperature=self.cfg.question_temperature,
+                seed=self.ctx.seed(NAME, "questions", text_digest(focus)),
+                n=self.cfg.n_questions,
+                passage=focus,
+            )
+            questions = [q.strip() for q in response.value.questions if q.strip()]
+            if not questions:
+                raise LLMCallError("no usable question generated", attempts=0)
+            question_vectors = await self.ctx.embed(questions)
+            records = await asyncio.gather(
+                *(
+                    self._answer_pair(index, q, qv, passages, passage_vectors, passage_ids)
+                    for q, qv in zip(questions, question_vectors, strict=True)
+                )
+            )
+            evidence["questions"] = records
+            sims = [r["similarity"] for r in records if r["similarity"] is not None]
+            if not sims:
+                raise LLMCallError("every question failed to get both answers", attempts=0)
+            raw = scoring.semantic_independence_passage(sims)
+            evidence["raw"] = raw
+            evidence["score"] = scoring.clip_score(raw, self.ctx.settings.aggregation.clip)
+        except LLMCallError as exc:
+            evidence["status"] = "failed"
+            evidence["reason"] = exc.reason
+            self.ctx.fail(NAME, f"passage {index}", exc.reason)
+        finally:
+            self.ctx.advance()
+        return evidence
+
+    async def _answer_pair(
+        self,
+        index: int,
+        question: str,
+        question_vector: np.ndarray,
+        passages: list[str],
+        passage_vectors: np.ndarray,
+        passage_ids: list[str],
+    ) -> dict[str, Any]:
+        retrieved = scoring.top_k_indices(
+            question_vector, passage_vectors, self.cfg.top_k, exclude=[index]
+        )
+        record: dict[str, Any] = {
+            "question": question,
+            "retrieved": [passage_ids[i] for i in retrieved],
+            "answer_alone": None,
+            "answer_with_context": None,
+            "similarity": None,
+            "status": "ok",
+            "reason": None,
+        }
+        focus = passages[index]
+        prompt = self.ctx.prompt("answer_question")
+        seed = self.ctx.seed(NAME, "answer", text_digest(focus), question)
+        contexts = ([focus], [focus] + [passages[i] for i in retrieved])
+        results = await asyncio.gather(
+            *(
+                self.ctx.ask(
+                    prompt,
+                    AnswerResponse,
+                    temperature=self.cfg.answer_temperature,
+                    seed=seed,
+                    context=format_passages(ctx),
+                    question=question,
+                )
+                for ctx in contexts
+            ),
+            return_exceptions=True,
+        )
+        problems = []
+        answers: list[str | None] = []
+        for label, outcome in zip(("a*", "a"), results, strict=True):
+            if isinstance(outcome, LLMCallError):
+                problems.append(f"{label}: {outcome.reason}")
+                answers.append(None)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                text = outcome.value.answer.strip()
+                if not text:
+                    problems.append(f"{label}: empty answer")
+                answers.append(text or None)
+        record["answer_alone"], record["answer_with_context"] = answers
+        if problems:
+            reason = "; ".join(problems)
+            record["reason"] = reason
+            if self.cfg.failed_answer == "zero":
+                record["status"] = "scored_zero"
+                record["similarity"] = 0.0
+            else:
+                record["status"] = "failed"
+                self.ctx.fail(NAME, f"passage {index} question {question!r}", reason)
+            return record
+        vectors = await self.ctx.embed([answers[0], answers[1]])
+        record["similarity"] = float(scoring.paired_similarities(vectors[:1], vectors[1:])[0])
+        return record

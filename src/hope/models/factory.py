@@ -1,0 +1,109 @@
+"""Building models from configuration (Hydra ``_target_`` points here)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from hope.cache import ResponseCache
+from hope.models.embedded import EmbeddedServer
+from hope.models.embeddings import (
+    CachingEmbedder,
+    Embedder,
+    OpenAIEmbedder,
+    SentenceTransformerEmbedder,
+)
+from hope.models.llm import ChatLLM, LLMSettings
+
+DEFAULT_CACHE = Path(".cache") / "hope" / "cache.sqlite"
+IN_MEMORY = {":memory:", "off", "none", "memory"}
+_servers: dict[tuple[Any, ...], EmbeddedServer] = {}
+
+
+def open_cache(path: str | os.PathLike | None = None) -> ResponseCache:
+    """``None``: $HOPE_CACHE or .cache/hope/cache.sqlite; ``":memory:"`` keeps nothing on disk."""
+    if path is None:
+        path = os.environ.get("HOPE_CACHE", str(DEFAULT_CACHE))
+    if str(path).lower() in IN_MEMORY:
+        return ResponseCache(None)
+    return ResponseCache(path)
+
+
+def embedded_server(
+    gguf_path: str | None = None,
+    n_parallel: int = 4,
+    ctx_per_slot: int = 4096,
+    n_threads: int | None = None,
+) -> EmbeddedServer:
+    """One server per process and configuration, shared by every client that asks for it."""
+    key = (gguf_path, n_parallel, ctx_per_slot, n_threads)
+    if key not in _servers:
+        _servers[key] = EmbeddedServer(
+            gguf_path, n_parallel=n_parallel, ctx_per_slot=ctx_per_slot, n_threads=n_threads
+        )
+    return _servers[key]
+
+
+def build_llm(
+    *,
+    backend: str = "embedded",
+    cache: ResponseCache | None = None,
+    gguf_path: str | None = None,
+    n_parallel: int = 4,
+    ctx_per_slot: int = 4096,
+    n_threads: int | None = None,
+    **settings: Any,
+) -> ChatLLM:
+    llm_settings = LLMSettings(**settings)
+    if backend == "embedded":
+        server = embedded_server(gguf_path, n_parallel, ctx_per_slot, n_threads)
+        return ChatLLM(
+            llm_settings,
+            identity=f"embedded:{server.identity}",
+            endpoint=server.ensure_started,
+            cache=cache,
+        )
+    if backend == "openai":
+        if not llm_settings.base_url:
+            raise ValueError("llm.base_url is required for backend 'openai'")
+        return ChatLLM(
+            llm_settings,
+            identity=f"openai:{llm_settings.base_url}|{llm_settings.model}",
+            cache=cache,
+        )
+    raise ValueError(f"unknown llm.backend {backend!r} (expected 'embedded' or 'openai')")
+
+
+def build_embedder(
+    *,
+    backend: str = "sentence_transformers",
+    model: str = "minilm",
+    cache: ResponseCache | None = None,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    batch_size: int = 32,
+    device: str = "cpu",
+) -> CachingEmbedder:
+    inner: Embedder
+    if backend == "sentence_transformers":
+        inner = SentenceTransformerEmbedder(model, batch_size=batch_size, device=device)
+    elif backend == "openai":
+        if not base_url:
+            raise ValueError("embedder.base_url is required for backend 'openai'")
+        inner = OpenAIEmbedder(
+            model, base_url=base_url, api_key_env=api_key_env, batch_size=batch_size
+        )
+    else:
+        raise ValueError(
+            f"unknown embedder.backend {backend!r} (expected 'sentence_transformers' or 'openai')"
+        )
+    return CachingEmbedder(inner, cache)
+
+
+def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
+    return build_llm(backend="embedded", model="SmolLM2-135M-Instruct", cache=cache)
+
+
+def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:
+    return build_embedder(cache=cache)

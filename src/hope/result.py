@@ -1,0 +1,70 @@
+"""What an evaluation returns: scores with every piece of evidence behind them."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+METRICS = ("concept_unity", "semantic_independence", "information_preservation")
+
+
+@dataclass
+class Failure:
+    metric: str
+    item: str
+    reason: str
+
+
+@dataclass
+class MetricCount:
+    total: int = 0
+    scored: int = 0
+    failed: int = 0
+
+
+@dataclass
+class HopeResult:
+    hope: float
+    concept_unity: float
+    semantic_independence: float
+    information_preservation: float
+    passages: list[dict[str, Any]]
+    segments: list[dict[str, Any]]
+    failures: list[Failure]
+    counts: dict[str, MetricCount]
+    usage: dict[str, Any]
+    prompts: dict[str, dict[str, Any]]
+    settings: dict[str, Any]
+    models: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return {
+            "hope": self.hope,
+            "concept_unity": self.concept_unity,
+            "semantic_independence": self.semantic_independence,
+            "information_preservation": self.information_preservation,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return _nan_to_none(data)
+
+    def to_json(self, **kwargs: Any) -> str:
+        kwargs.setdefault("indent", 2)
+        kwargs.setdefault("ensure_ascii", False)
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+
+def _nan_to_none(value: Any) -> Any:
+    # JSON has no NaN: an undefined score is written as null, with its reason in failures/warnings.
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nan_to_none(v) for v in value]
+    return value

@@ -1,0 +1,93 @@
+"""HOPE's knobs. Two named profiles ship as Hydra configs (hope/conf/hope/paper.yaml, reference.yaml).
+
+``paper`` follows section 3 of the paper; where the paper is silent (how many statements, questions
+or segments) it takes the published code's counts. ``reference`` reproduces the published code's
+choices listed in ../shared/notes/reference-implementation.md.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConceptUnitySettings(_Settings):
+    method: Literal["statements", "qa_centroid"] = "statements"
+    n_items: int = Field(default=5, ge=1, description="statements (paper) or Q/A pairs (reference)")
+    temperature: float = Field(default=0.7, ge=0)
+    critic: bool = False
+    min_items: int = Field(default=2, ge=1, description="fewer usable items -> passage failed")
+
+
+class SemanticIndependenceSettings(_Settings):
+    n_questions: int = Field(default=5, ge=1)
+    top_k: int = Field(default=3, ge=0)
+    question_temperature: float = Field(default=0.7, ge=0)
+    answer_temperature: float = Field(default=0.0, ge=0)
+    failed_answer: Literal["exclude", "zero"] = "exclude"
+
+
+class InformationPreservationSettings(_Settings):
+    n_segments: int = Field(default=20, ge=1)
+    sentences_per_segment: int = Field(default=3, ge=1)
+    replace: bool = False
+    top_k: int = Field(default=3, ge=1)
+    generation_temperature: float = Field(default=0.7, ge=0)
+    choice_temperature: float = Field(default=0.0, ge=0)
+    choice_retry_temperatures: list[float] = Field(default_factory=list)
+
+
+class AggregationSettings(_Settings):
+    clip: Literal["negative_to_zero", "unit_interval", "none"] = "negative_to_zero"
+    drop_zero_passage_scores: bool = False
+    hope_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    hope_zero_as_missing: bool = False
+    min_passages: int = Field(default=1, ge=1)
+
+
+class HopeSettings(_Settings):
+    profile: str = "paper"
+    seed: int = 0
+    language: str = "en"
+    prompts_dir: str | None = None
+    progress: bool = True
+    concept_unity: ConceptUnitySettings = Field(default_factory=ConceptUnitySettings)
+    semantic_independence: SemanticIndependenceSettings = Field(
+        default_factory=SemanticIndependenceSettings
+    )
+    information_preservation: InformationPreservationSettings = Field(
+        default_factory=InformationPreservationSettings
+    )
+    aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HopeSettings:
+        cu = self.concept_unity
+        if cu.min_items > cu.n_items:
+            raise ValueError(
+                f"concept_unity.min_items ({cu.min_items}) exceeds n_items ({cu.n_items})"
+            )
+        return self
+
+
+def load_profile(name: str, **overrides) -> HopeSettings:
+    """Settings of a named profile (``paper``, ``reference``) from the packaged Hydra configs."""
+    import yaml
+    from importlib import resources
+
+    resource = resources.files("hope.conf").joinpath("hope", f"{name}.yaml")
+    if not resource.is_file():
+        available = sorted(
+            p.name.removesuffix(".yaml")
+            for p in resources.files("hope.conf").joinpath("hope").iterdir()
+            if p.name.endswith(".yaml")
+        )
+        raise ValueError(f"unknown HOPE profile {name!r}; available: {available}")
+    data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
+    data.update(overrides)
+    return HopeSettings(**data)
