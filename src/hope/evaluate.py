@@ -43,9 +43,7 @@ def _validate(document: str, passages: Sequence[str], passage_ids: Sequence[str]
             raise InputError(f"passage {i} is empty or only whitespace")
     if passage_ids is not None:
         if len(passage_ids) != len(passages):
-            raise InputError(
-                f"{len(passage_ids)} passage ids for {len(passages)} passages"
-            )
+            raise InputError(f"{len(passage_ids)} passage ids for {len(passages)} passages")
         if len(set(passage_ids)) != len(passage_ids):
             raise InputError("passage ids are not unique")
 
@@ -75,7 +73,9 @@ class HopeEvaluator:
                 f"{agg.min_passages}"
             )
         passages = list(passages)
-        ids = list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
+        ids = (
+            list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
+        )
         usage_before = self.llm.usage.to_dict()
         started = time.perf_counter()
 
@@ -87,7 +87,9 @@ class HopeEvaluator:
             from tqdm.auto import tqdm
 
             progress = tqdm(
-                total=2 * len(passages) + len(segments), desc=progress_desc, unit="item",
+                total=2 * len(passages) + len(segments),
+                desc=progress_desc,
+                unit="item",
                 leave=False,
             )
         ctx.progress = progress
@@ -109,11 +111,19 @@ class HopeEvaluator:
         warnings: list[str] = []
         if not segments:
             warnings.append("the document has no sentences to sample for information preservation")
-        con, n_con = scoring.corpus_mean([e["score"] for e in cu_ev], drop_zero=agg.drop_zero_passage_scores)
-        sem, n_sem = scoring.corpus_mean([e["score"] for e in si_ev], drop_zero=agg.drop_zero_passage_scores)
+        con, _ = scoring.corpus_mean(
+            [e["score"] for e in cu_ev], drop_zero=agg.drop_zero_passage_scores
+        )
+        sem, _ = scoring.corpus_mean(
+            [e["score"] for e in si_ev], drop_zero=agg.drop_zero_passage_scores
+        )
         correct = [r["correct"] for r in ip_ev if r["status"] == "ok"]
         inf = scoring.information_preservation(correct) if correct else math.nan
-        values = {"concept_unity": con, "semantic_independence": sem, "information_preservation": inf}
+        values = {
+            "concept_unity": con,
+            "semantic_independence": sem,
+            "information_preservation": inf,
+        }
         for name, value in values.items():
             if math.isnan(value):
                 message = f"{name} is undefined (NaN): no item could be scored"

@@ -1,4 +1,4 @@
-"""HOPE's knobs. Two named profiles ship as Hydra configs (hope/conf/hope/paper.yaml, reference.yaml).
+"""HOPE's knobs. Two named profiles ship as Hydra configs (hope/conf/hope/{paper,reference}.yaml).
 
 ``paper`` follows section 3 of the paper; where the paper is silent (how many statements, questions
 or segments) it takes the published code's counts. ``reference`` reproduces the published code's
@@ -77,8 +77,9 @@ class HopeSettings(_Settings):
 
 def load_profile(name: str, **overrides) -> HopeSettings:
     """Settings of a named profile (``paper``, ``reference``) from the packaged Hydra configs."""
-    import yaml
     from importlib import resources
+
+    import yaml
 
     resource = resources.files("hope.conf").joinpath("hope", f"{name}.yaml")
     if not resource.is_file():

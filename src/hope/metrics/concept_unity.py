@@ -79,7 +79,10 @@ class ConceptUnity:
             n=self.cfg.n_items,
             passage=passage,
         )
-        pairs = [{"question": p.question.strip(), "answer": p.answer.strip()} for p in response.value.pairs]
+        pairs = [
+            {"question": p.question.strip(), "answer": p.answer.strip()}
+            for p in response.value.pairs
+        ]
         keep = [True] * len(pairs)
         if self.cfg.critic:
             critic = self.ctx.prompt("qa_critic")

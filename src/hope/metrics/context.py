@@ -53,6 +53,7 @@ class EvalContext:
         temperature: float,
         seed: int,
         retry_temperatures: list[float] | None = None,
+        validate: Any | None = None,
         **fields: Any,
     ) -> StructuredResponse:
         return await self.llm.structured(
@@ -63,6 +64,7 @@ class EvalContext:
             temperature=temperature,
             seed=seed,
             invalid_retry_temperatures=retry_temperatures,
+            validate=validate,
         )
 
     def fail(self, metric: str, item: str, reason: str) -> None:

@@ -1,4 +1,4 @@
-"""Collective Information Preservation (section 3.4, eq. 7-9): is the document's content still there?
+"""Collective Information Preservation (section 3.4, eq. 7-9): is the document's content kept?
 
 Metric card. Range [0, 1]; higher is better: the share of sampled facts whose true statement an LLM
 picks out of four options when it sees only the passages retrieved for that fact (chance is 0.25).
@@ -65,14 +65,19 @@ def sample_segments(
     for draw, first in enumerate(int(s) for s in starts):
         last = sentences[first + width - 1]
         start = sentences[first].start
-        segments.append(
-            Segment(draw, first, width, start, last.end, document[start : last.end])
-        )
+        segments.append(Segment(draw, first, width, start, last.end, document[start : last.end]))
     return segments
 
 
 def _normalised(text: str) -> str:
     return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def require_distinct_statements(value: QuadrupleResponse) -> None:
+    """Four equal or near-equal options leave no right answer: regenerate such a quadruple."""
+    statements = [value.true_statement, *value.false_statements]
+    if len({_normalised(s) for s in statements}) < len(statements):
+        raise ValueError("the quadruple's four statements are not distinct")
 
 
 class InformationPreservation:
@@ -124,16 +129,12 @@ class InformationPreservation:
                 QuadrupleResponse,
                 temperature=self.cfg.generation_temperature,
                 seed=self.ctx.seed(NAME, "quadruple", *identity),
+                validate=require_distinct_statements,
                 segment=segment.text,
             )
             true = quad.value.true_statement.strip()
             false = [s.strip() for s in quad.value.false_statements]
             record["true_statement"], record["false_statements"] = true, false
-            if len({_normalised(s) for s in [true, *false]}) < 4:
-                raise LLMCallError(
-                    "quadruple is not four distinct statements, so no choice can be right",
-                    attempts=0,
-                )
             rng = np.random.default_rng(self.ctx.seed(NAME, "options", *identity))
             order = rng.permutation(4).tolist()
             statements = [true, *false]
@@ -157,7 +158,9 @@ class InformationPreservation:
         except LLMCallError as exc:
             record["status"] = "failed"
             record["reason"] = exc.reason
-            self.ctx.fail(NAME, f"segment {segment.draw} (chars {segment.start}-{segment.end})", exc.reason)
+            self.ctx.fail(
+                NAME, f"segment {segment.draw} (chars {segment.start}-{segment.end})", exc.reason
+            )
         finally:
             self.ctx.advance()
         return record

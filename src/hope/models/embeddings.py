@@ -108,7 +108,9 @@ class OpenAIEmbedder(Embedder):
 
         key = os.environ.get(api_key_env, "") if api_key_env else "not-needed"
         if api_key_env and not key:
-            raise RuntimeError(f"environment variable {api_key_env} (embedder.api_key_env) is unset")
+            raise RuntimeError(
+                f"environment variable {api_key_env} (embedder.api_key_env) is unset"
+            )
         self._client = openai.OpenAI(
             base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries
         )
@@ -172,3 +174,26 @@ class CachingEmbedder(Embedder):
             "cache_hits": self.cache_hits,
             "memo_hits": self.memo_hits,
         }
+
+
+class HashingEmbedder(Embedder):
+    """Bag-of-words feature hashing: deterministic, instant and offline.
+
+    Lexical, not semantic: meant for tests, benchmarks of the orchestration, and smoke runs where
+    loading a neural model would dominate the time. Never the default for real studies.
+    """
+
+    def __init__(self, dim: int = 256):
+        self.dim = dim
+        self.identity = f"hashing:{dim}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import re
+        import zlib
+
+        matrix = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in re.findall(r"\w+", text.lower()):
+                h = zlib.crc32(token.encode("utf-8"))
+                matrix[row, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        return normalise_rows(matrix)

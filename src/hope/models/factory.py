@@ -11,6 +11,7 @@ from hope.models.embedded import EmbeddedServer
 from hope.models.embeddings import (
     CachingEmbedder,
     Embedder,
+    HashingEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
 )
@@ -84,9 +85,12 @@ def build_embedder(
     api_key_env: str | None = None,
     batch_size: int = 32,
     device: str = "cpu",
+    dim: int = 256,
 ) -> CachingEmbedder:
     inner: Embedder
-    if backend == "sentence_transformers":
+    if backend == "hashing":
+        inner = HashingEmbedder(dim)
+    elif backend == "sentence_transformers":
         inner = SentenceTransformerEmbedder(model, batch_size=batch_size, device=device)
     elif backend == "openai":
         if not base_url:
@@ -96,13 +100,23 @@ def build_embedder(
         )
     else:
         raise ValueError(
-            f"unknown embedder.backend {backend!r} (expected 'sentence_transformers' or 'openai')"
+            f"unknown embedder.backend {backend!r} "
+            "(expected 'sentence_transformers', 'openai' or 'hashing')"
         )
     return CachingEmbedder(inner, cache)
 
 
 def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
-    return build_llm(backend="embedded", model="SmolLM2-135M-Instruct", cache=cache)
+    """The embedded backend exactly as configured in hope/conf/llm/embedded.yaml."""
+    from importlib import resources
+
+    import yaml
+
+    config = yaml.safe_load(
+        resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text(encoding="utf-8")
+    )
+    config.pop("_target_")
+    return build_llm(cache=cache, **config)
 
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:

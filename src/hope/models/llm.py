@@ -43,6 +43,9 @@ class LLMSettings(BaseModel):
     max_tokens: int = Field(default=512, ge=1)
     strict_schema: bool = True
     send_seed: bool = True
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="backend-specific request fields, sent as given"
+    )
 
 
 @dataclass
@@ -190,12 +193,14 @@ class ChatLLM:
         seed: int | None,
         max_tokens: int | None = None,
         invalid_retry_temperatures: Sequence[float] | None = None,
+        validate: Callable[[Any], None] | None = None,
     ) -> StructuredResponse:
         """Ask for a JSON answer matching ``response_model``; raise LLMCallError on final failure.
 
         Transport faults are retried with the *same* request, so injected faults cannot change a
         result. An invalid answer is retried with a derived seed (same seed would reproduce it),
-        or with the next temperature of ``invalid_retry_temperatures`` when given.
+        or with the next temperature of ``invalid_retry_temperatures`` when given. ``validate``
+        may reject a schema-valid answer (raise ValueError): it then counts as invalid too.
         """
         key = self.cache_key(
             messages=messages,
@@ -214,12 +219,14 @@ class ChatLLM:
                     raise LLMCallError(hit["error"], attempts=0)
                 try:
                     value = response_model.model_validate_json(hit["content"])
+                    if validate is not None:
+                        validate(value)
                     self.usage.cache_hits += 1
                     return StructuredResponse(
                         value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
                     )
-                except ValidationError:
-                    pass  # stale entry: fall through and ask again
+                except (ValidationError, ValueError):
+                    pass  # stale entry (schema or validation rules changed): ask again
 
         client, semaphore = self._loop_state()
         settings = self.settings
@@ -228,7 +235,9 @@ class ChatLLM:
         invalid_count = 0
         while True:
             attempts += 1
-            call_seed = seed if invalid_count == 0 else derive_seed(seed or 0, "retry", invalid_count)
+            call_seed = (
+                seed if invalid_count == 0 else derive_seed(seed or 0, "retry", invalid_count)
+            )
             call_temperature = temperature
             if invalid_retry_temperatures and invalid_count > 0:
                 idx = min(invalid_count - 1, len(invalid_retry_temperatures) - 1)
@@ -242,6 +251,8 @@ class ChatLLM:
             }
             if settings.send_seed and call_seed is not None:
                 request["seed"] = call_seed
+            if settings.extra_body:
+                request["extra_body"] = dict(settings.extra_body)
             retryable = True
             try:
                 async with semaphore:
@@ -253,6 +264,8 @@ class ChatLLM:
                         self.usage.latency_s += time.perf_counter() - started
                 raw = _content_of(response, self.usage)
                 value = response_model.model_validate_json(raw)
+                if validate is not None:
+                    validate(value)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 retryable = status in _RETRYABLE_STATUS or status >= 500
@@ -280,6 +293,8 @@ class ChatLLM:
                     self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})
                 raise LLMCallError(final, attempts=attempts)
             self.usage.retries += 1
+            if reason.startswith("invalid response"):
+                continue  # the server is fine; the next seed is the remedy, not waiting
             delay = min(settings.backoff_max_s, settings.backoff_initial_s * 2 ** (attempts - 1))
             await self._sleep(delay * (0.5 + random.random() / 2))
 

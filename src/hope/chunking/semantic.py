@@ -1,0 +1,169 @@
+"""Embedding-based semantic chunking with chonkie's ``SemanticChunker``.
+
+chonkie splits the document into sentences (keeping every character), embeds sliding windows of
+sentences, and cuts where the window-to-next-sentence similarity has a pronounced minimum. Its
+chunks are runs of whole sentences, so each passage is a verbatim slice of the document and the
+passages concatenate back to it.
+
+The embedding model is loaded on the first document, not at construction, so that loading a
+config (and rejecting a bad one) stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hope.chunking.models import (
+    EmbeddingModelError,
+    hf_cached,
+    hub_offline,
+    is_local_model,
+    resolve_embedding_model,
+)
+from hope.chunking.passages import ChunkingError, Passage, build_passages
+from hope.chunking.settings import SemanticSettings, validate_settings
+
+if TYPE_CHECKING:
+    from chonkie.embeddings import BaseEmbeddings
+
+
+def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddings:
+    from chonkie.embeddings import SentenceTransformerEmbeddings
+
+    try:
+        location = resolve_embedding_model(settings.model)
+    except EmbeddingModelError as exc:
+        raise ChunkingError(f"semantic chunker: {exc}") from exc
+    local = is_local_model(location)
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        model = SentenceTransformer(
+            location,
+            device=settings.device,
+            trust_remote_code=settings.trust_remote_code,
+            # Never reach for the hub when the files are already here.
+            local_files_only=local or hub_offline() or hf_cached(location),
+        )
+    except Exception as exc:  # sentence-transformers raises many types for an unusable model
+        raise ChunkingError(
+            f"semantic chunker: could not load embedding model {settings.model!r} from "
+            f"{location}: {type(exc).__name__}: {exc}"
+        ) from exc
+
+    batch_size = settings.batch_size
+
+    class _Embeddings(SentenceTransformerEmbeddings):
+        # chonkie's own embed_batch uses the library's default batch size and progress bar.
+        def embed_batch(self, texts: list[str]) -> list[np.ndarray]:
+            return self.model.encode(
+                texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+            )
+
+    with warnings.catch_warnings():
+        # chonkie 1.7 calls a sentence-transformers method renamed in v5; harmless here.
+        warnings.simplefilter("ignore", FutureWarning)
+        return _Embeddings(model)
+
+
+def _openai_embeddings(settings: SemanticSettings) -> BaseEmbeddings:
+    from chonkie.embeddings import BaseEmbeddings
+
+    key = os.environ.get(settings.api_key_env)
+    if not key:
+        raise ChunkingError(
+            f"semantic chunker: environment variable {settings.api_key_env!r} is unset"
+        )
+    import openai
+
+    client = openai.OpenAI(api_key=key, base_url=settings.base_url)
+    model_name = settings.model
+    batch_size = settings.batch_size
+
+    class _OpenAIEmbeddings(BaseEmbeddings):
+        """Embeddings from an OpenAI-compatible endpoint; chonkie's own OpenAI class needs the
+        ``catsu`` package, which is not a dependency of this project."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._dimension: int | None = None
+
+        def embed(self, text: str) -> np.ndarray:
+            return self.embed_batch([text])[0]
+
+        def embed_batch(self, texts: list[str]) -> list[np.ndarray]:
+            vectors: list[np.ndarray] = []
+            for start in range(0, len(texts), batch_size):
+                response = client.embeddings.create(
+                    model=model_name, input=texts[start : start + batch_size]
+                )
+                for item in sorted(response.data, key=lambda d: d.index):
+                    vectors.append(np.asarray(item.embedding, dtype=np.float32))
+            if vectors:
+                self._dimension = len(vectors[0])
+            return vectors
+
+        @property
+        def dimension(self) -> int:
+            if self._dimension is None:
+                self.embed("dimension probe")
+            assert self._dimension is not None
+            return self._dimension
+
+        def get_tokenizer(self) -> Any:
+            import tiktoken
+
+            try:
+                return tiktoken.encoding_for_model(model_name)
+            except KeyError:
+                return tiktoken.get_encoding("cl100k_base")
+
+    return _OpenAIEmbeddings()
+
+
+class SemanticChunker:
+    """chonkie ``SemanticChunker`` over a sentence-transformers model or an OpenAI endpoint."""
+
+    def __init__(self, name: str | None = None, **params: Any) -> None:
+        # ``name`` is the config's label; accepted so a plain Hydra instantiate of the config works.
+        self.name = name
+        self.settings = validate_settings(SemanticSettings, "semantic chunker", params)
+        self._chunker: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._chunker is None:
+                from chonkie import SemanticChunker as ChonkieSemanticChunker
+
+                settings = self.settings
+                if settings.provider == "openai":
+                    embeddings = _openai_embeddings(settings)
+                else:
+                    embeddings = _sentence_transformer_embeddings(settings)
+                self._chunker = ChonkieSemanticChunker(
+                    embedding_model=embeddings,
+                    threshold=settings.threshold,
+                    chunk_size=settings.chunk_size,
+                    similarity_window=settings.similarity_window,
+                    min_sentences_per_chunk=settings.min_sentences_per_chunk,
+                    min_characters_per_sentence=settings.min_characters_per_sentence,
+                    delim=list(settings.delim),
+                )
+            return self._chunker
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as the chunker counts them against ``chunk_size``."""
+        return int(self._load().tokenizer.count_tokens(text))
+
+    def __call__(self, document_text: str, doc_id: str, chunker_name: str) -> list[Passage]:
+        chunks = self._load().chunk(document_text)
+        # chonkie's start/end are running sums of the lengths of the sentences it joined, a true
+        # span only while its splitter drops no character; locating each chunk's text instead
+        # gives offsets that are right by construction.
+        return build_passages([c.text for c in chunks], document_text, doc_id, chunker_name)

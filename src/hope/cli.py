@@ -1,0 +1,110 @@
+"""The ``hope`` command line.
+
+    hope score --document doc.txt --passages passages.jsonl [--output result.json] [overrides...]
+
+Overrides are Hydra overrides of the packaged ``score`` config, e.g. ``hope=reference``,
+``llm=vllm``, ``llm.base_url=http://gpu-box:8000/v1``, ``hope.seed=7``, ``embedder=hashing``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from hope.io import InputFileError, read_passages_jsonl, read_text, write_json_atomic
+
+
+def compose_config(overrides: list[str], config_name: str = "score"):
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
+        return compose(config_name=config_name, overrides=overrides)
+
+
+def build_from_config(cfg) -> tuple[Any, Any, Any]:
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from hope.models.factory import open_cache
+    from hope.settings import HopeSettings
+
+    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    cache = open_cache(cfg.cache.path)
+    llm = instantiate(cfg.llm, cache=cache)
+    embedder = instantiate(cfg.embedder, cache=cache)
+    return settings, llm, embedder
+
+
+def _score(args: argparse.Namespace) -> int:
+    from hope.evaluate import HopeEvaluator
+
+    document = read_text(args.document, "document")
+    passages, ids = read_passages_jsonl(args.passages)
+    cfg = compose_config(args.overrides)
+    settings, llm, embedder = build_from_config(cfg)
+    result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages, ids)
+    payload = result.to_dict()
+    if args.output:
+        write_json_atomic(args.output, payload)
+        counts = ", ".join(
+            f"{name} {c['scored']}/{c['total']}" for name, c in payload["counts"].items()
+        )
+        scores = " ".join(
+            f"{k}={'nan' if v is None else f'{v:.4f}'}"
+            for k, v in payload.items()
+            if k in ("hope", "concept_unity", "semantic_independence", "information_preservation")
+        )
+        print(f"{scores}\nscored items: {counts}; failures: {len(payload['failures'])}")
+        print(f"wrote {args.output}")
+    else:
+        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hope", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    score = sub.add_parser(
+        "score",
+        help="score one document's passages with HOPE",
+        description="Score passages (a chunking of one document) with HOPE and its sub-metrics.",
+    )
+    score.add_argument("--document", required=True, help="UTF-8 text file of the document")
+    score.add_argument(
+        "--passages", required=True, help='JSON lines: {"text": ..., "passage_id": ...} per passage'
+    )
+    score.add_argument("--output", help="write the result JSON here (atomically) instead of stdout")
+    score.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. hope=reference")
+    score.set_defaults(handler=_score)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except InputFileError as exc:
+        print(f"hope: error: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:  # InputError, pydantic validation of settings, bad config values
+        print(f"hope: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        if isinstance(exc, HydraException | OmegaConfBaseException):
+            print(f"hope: configuration error: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,261 @@
+"""Test doubles for the LLM side: a schema-driven responder, an in-process fake client, and a
+simulated OpenAI-compatible HTTP server with configurable latency and fault injection.
+
+Answers are a pure function of the request (messages, schema, seed, temperature), like a real
+seeded model: retrying a faulted request returns what the fault-free request would have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+
+
+def request_rng(request: dict[str, Any]) -> random.Random:
+    material = json.dumps(
+        {
+            "messages": request.get("messages"),
+            "schema": request.get("response_format"),
+            "seed": request.get("seed"),
+            "temperature": request.get("temperature"),
+        },
+        sort_keys=True,
+    )
+    return random.Random(int(hashlib.sha256(material.encode()).hexdigest()[:16], 16))
+
+
+def schema_instance(
+    schema: dict[str, Any], rng: random.Random, vocabulary: list[str], root: dict | None = None
+) -> Any:
+    """A random instance of a JSON schema (the subset pydantic emits for our response models)."""
+    root = root or schema
+    if "$ref" in schema:
+        name = schema["$ref"].split("/")[-1]
+        return schema_instance(root["$defs"][name], rng, vocabulary, root)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type")
+    if kind == "object":
+        return {
+            key: schema_instance(sub, rng, vocabulary, root)
+            for key, sub in schema.get("properties", {}).items()
+        }
+    if kind == "array":
+        low = schema.get("minItems", 1)
+        high = schema.get("maxItems", low + 2)
+        return [
+            schema_instance(schema.get("items", {}), rng, vocabulary, root)
+            for _ in range(rng.randint(low, high))
+        ]
+    if kind == "string":
+        words = vocabulary or ["lorem", "ipsum", "dolor", "sit", "amet"]
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(5, 12)))
+        text = text[: schema.get("maxLength", len(text))].strip() or words[0]
+        return text.capitalize() + "."
+    if kind == "boolean":
+        return rng.random() < 0.7
+    if kind == "integer":
+        return rng.randint(schema.get("minimum", 0), schema.get("maximum", 100))
+    if kind == "number":
+        return rng.random()
+    return None
+
+
+def schema_responder(request: dict[str, Any]) -> str:
+    """Default behaviour: a schema-valid answer built from words of the user message."""
+    schema = request["response_format"]["json_schema"]["schema"]
+    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    vocabulary = sorted(set(_WORD.findall(user)))
+    return json.dumps(schema_instance(schema, request_rng(request), vocabulary))
+
+
+class FaultInjected(Exception):
+    def __init__(self, status: int):
+        super().__init__(f"injected HTTP {status}")
+        self.status = status
+
+
+@dataclass
+class FaultPlan:
+    """Fails a share of requests with a transient status, decided by a seeded generator."""
+
+    rate: float = 0.0
+    seed: int = 0
+    statuses: tuple[int, ...] = (500, 502, 503, 429)
+    _rng: random.Random = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        self._lock = threading.Lock()
+
+    def draw(self) -> int | None:
+        with self._lock:
+            if self._rng.random() < self.rate:
+                return self._rng.choice(self.statuses)
+        return None
+
+
+def _completion(content: str, request: dict[str, Any]) -> SimpleNamespace:
+    prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
+    return SimpleNamespace(
+        choices=[
+            SimpleNamespace(
+                message=SimpleNamespace(content=content, role="assistant"), finish_reason="stop"
+            )
+        ],
+        usage=SimpleNamespace(prompt_tokens=prompt_tokens, completion_tokens=len(content.split())),
+    )
+
+
+class FakeChatClient:
+    """Stands in for ``openai.AsyncOpenAI`` in unit tests: ``client.chat.completions.create``.
+
+    ``responder(request) -> str`` may raise an ``openai`` exception to simulate a fault.
+    """
+
+    def __init__(self, responder: Callable[[dict[str, Any]], str] = schema_responder):
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    async def _create(self, **request: Any) -> SimpleNamespace:
+        self.requests.append(request)
+        await asyncio.sleep(0)
+        return _completion(self.responder(request), request)
+
+
+def api_status_error(status: int, message: str = "simulated") -> Exception:
+    """An ``openai.APIStatusError`` subclass instance for ``status``, as the client raises it."""
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "http://fake/v1/chat/completions")
+    response = httpx.Response(status, request=request, json={"error": {"message": message}})
+    return openai.APIStatusError(message, response=response, body=None)
+
+
+class SimulatedServer:
+    """An OpenAI-compatible chat server on 127.0.0.1 with fixed latency and injected faults.
+
+    Runs its own event loop in a daemon thread; use as a context manager. Only loopback.
+    """
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.2,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        responder: Callable[[dict[str, Any]], str] = schema_responder,
+    ):
+        self.latency_s = latency_s
+        self.faults = FaultPlan(rate=fault_rate, seed=fault_seed)
+        self.responder = responder
+        self.requests = 0
+        self.faulted = 0
+        self.max_in_flight = 0
+        self._in_flight = 0
+        self.base_url = ""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._runner = None
+
+    async def _chat(self, request):
+        from aiohttp import web
+
+        body = await request.json()
+        self.requests += 1
+        self._in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            await asyncio.sleep(self.latency_s)
+            status = self.faults.draw()
+            if status is not None:
+                self.faulted += 1
+                return web.json_response(
+                    {"error": {"message": "injected fault", "code": status}}, status=status
+                )
+            content = self.responder(body)
+            prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
+            return web.json_response(
+                {
+                    "id": f"sim-{self.requests}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model", "sim"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": len(content.split()),
+                        "total_tokens": prompt_tokens + len(content.split()),
+                    },
+                }
+            )
+        finally:
+            self._in_flight -= 1
+
+    async def _health(self, _request):
+        from aiohttp import web
+
+        return web.json_response({"status": "ok"})
+
+    async def _serve(self) -> None:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/health", self._health)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._ready.set()
+
+    def start(self) -> SimulatedServer:
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._serve())
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="sim-llm-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("simulated server did not start")
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        future = asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop)
+        future.result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop = None
+
+    def __enter__(self) -> SimulatedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

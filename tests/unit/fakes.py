@@ -1,0 +1,61 @@
+"""Deterministic doubles: an embedder with a fixed vector table and a scripted chat responder."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hope.models.embeddings import Embedder
+from hope.models.llm import ChatLLM, LLMSettings
+from hope.testing import FakeChatClient
+
+
+class TableEmbedder(Embedder):
+    identity = "table"
+
+    def __init__(self, table: dict[str, list[float]]):
+        self.table = {k: np.asarray(v, dtype=np.float32) for k, v in table.items()}
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        missing = [t for t in texts if t not in self.table]
+        if missing:
+            raise KeyError(f"no vector for {missing}")
+        return np.stack([self.table[t] for t in texts])
+
+
+def prompt_of(request: dict[str, Any]) -> str:
+    return request["response_format"]["json_schema"]["name"]
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return request["messages"][-1]["content"]
+
+
+def context_passages(request: dict[str, Any]) -> list[str]:
+    """The passage texts inside a rendered context block, in order."""
+    text = user_text(request)
+    return [
+        m.strip() for m in re.findall(r"\[Passage \d+\]\n(.*?)(?=\n\n\[Passage|\n\n)", text, re.S)
+    ]
+
+
+def scripted(handlers: dict[str, Callable[[dict[str, Any]], Any]]) -> Callable[[dict], str]:
+    def respond(request: dict[str, Any]) -> str:
+        return json.dumps(handlers[prompt_of(request)](request))
+
+    return respond
+
+
+def make_llm(responder, *, cache=None, **settings) -> tuple[ChatLLM, FakeChatClient]:
+    client = FakeChatClient(responder)
+    settings.setdefault("backoff_initial_s", 0.0)
+    llm = ChatLLM(
+        LLMSettings(model="fake", **settings), identity="fake", client=client, cache=cache
+    )
+    return llm, client

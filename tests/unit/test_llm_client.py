@@ -1,0 +1,242 @@
+"""Retries, backoff, caching and accounting of the structured-output client."""
+
+import asyncio
+import json
+
+import httpx
+import openai
+import pytest
+
+from hope.cache import ResponseCache
+from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
+from hope.prompts.schemas import AnswerResponse
+from hope.testing import FakeChatClient, api_status_error
+
+MESSAGES = [{"role": "user", "content": "What?"}]
+
+
+def ask(llm, seed=1, **kwargs):
+    return asyncio.run(
+        llm.structured(
+            messages=MESSAGES,
+            response_model=AnswerResponse,
+            schema_name="answer",
+            prompt_id="answer@v1#x",
+            temperature=0.0,
+            seed=seed,
+            **kwargs,
+        )
+    )
+
+
+class Script:
+    """Plays a list of outcomes: an exception is raised, a dict is answered as JSON."""
+
+    def __init__(self, *outcomes):
+        self.outcomes = list(outcomes)
+        self.seeds = []
+
+    def __call__(self, request):
+        self.seeds.append(request.get("seed"))
+        outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome if isinstance(outcome, str) else json.dumps(outcome)
+
+
+def make(script, cache=None, **settings):
+    delays = []
+
+    async def record_sleep(seconds):
+        delays.append(seconds)
+
+    settings.setdefault("backoff_initial_s", 1.0)
+    settings.setdefault("backoff_max_s", 3.0)
+    llm = ChatLLM(
+        LLMSettings(model="m", **settings),
+        identity="fake",
+        client=FakeChatClient(script),
+        cache=cache,
+        sleep=record_sleep,
+    )
+    return llm, delays
+
+
+def timeout_error():
+    return openai.APITimeoutError(request=httpx.Request("POST", "http://x"))
+
+
+def connection_error():
+    return openai.APIConnectionError(request=httpx.Request("POST", "http://x"))
+
+
+def test_transient_faults_are_retried_with_the_same_seed_and_exponential_backoff():
+    script = Script(
+        api_status_error(429),
+        api_status_error(503),
+        timeout_error(),
+        connection_error(),
+        {"answer": "ok"},
+    )
+    llm, delays = make(script, max_retries=4)
+    response = ask(llm, seed=42)
+    assert response.value.answer == "ok"
+    assert script.seeds == [42] * 5
+    # 1, 2, 3(capped), 3 seconds, each with jitter in [50 %, 100 %]
+    for delay, base in zip(delays, [1, 2, 3, 3], strict=True):
+        assert base / 2 <= delay <= base
+    assert llm.usage.retries == 4 and llm.usage.requests == 5 and llm.usage.failures == 0
+
+
+def test_retries_are_bounded():
+    llm, delays = make(Script(api_status_error(500)), max_retries=2)
+    with pytest.raises(LLMCallError, match=r"HTTP 500.*after 3 attempts"):
+        ask(llm)
+    assert llm.usage.requests == 3 and llm.usage.failures == 1 and len(delays) == 2
+
+
+def test_client_errors_are_not_retried():
+    llm, delays = make(Script(api_status_error(400, "context length exceeded")))
+    with pytest.raises(LLMCallError, match="context length exceeded"):
+        ask(llm)
+    assert llm.usage.requests == 1 and delays == []
+
+
+def test_invalid_json_is_retried_at_once_with_a_derived_seed():
+    script = Script("not json", {"wrong": 1}, {"answer": "fine"})
+    llm, delays = make(script)
+    response = ask(llm, seed=5)
+    assert response.value.answer == "fine"
+    assert script.seeds[0] == 5 and len(set(script.seeds)) == 3
+    assert delays == []
+    assert llm.usage.invalid_responses == 2
+
+
+def test_invalid_answers_can_switch_temperature_like_the_reference_code():
+    temps = []
+
+    def respond(request):
+        temps.append(request["temperature"])
+        return "{" if len(temps) < 3 else json.dumps({"answer": "x"})
+
+    llm, _ = make(respond)
+    ask(llm, invalid_retry_temperatures=[0.1, 0.2])
+    assert temps == [0.0, 0.1, 0.2]
+
+
+def test_semantic_validation_rejects_and_retries():
+    script = Script({"answer": "bad"}, {"answer": "good"})
+    llm, _ = make(script)
+
+    def validate(value):
+        if value.answer == "bad":
+            raise ValueError("bad answer")
+
+    assert ask(llm, validate=validate).value.answer == "good"
+
+
+def test_cache_serves_a_warm_rerun_without_requests(tmp_path):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    llm, _ = make(Script({"answer": "cached"}), cache=cache)
+    ask(llm)
+    warm, _ = make(Script(api_status_error(500)), cache=ResponseCache(tmp_path / "c.sqlite"))
+    response = ask(warm)
+    assert response.cached and response.value.answer == "cached"
+    assert warm.usage.requests == 0 and warm.usage.cache_hits == 1
+
+
+def test_cache_key_covers_seed_temperature_prompt_and_model(tmp_path):
+    cache = ResponseCache(None)
+    llm, _ = make(Script({"answer": "a"}), cache=cache)
+    base = dict(
+        messages=MESSAGES,
+        response_model=AnswerResponse,
+        temperature=0.0,
+        seed=1,
+        max_tokens=None,
+        prompt_id="p@v1",
+    )
+    key = llm.cache_key(**base)
+    for change in ({"seed": 2}, {"temperature": 0.5}, {"prompt_id": "p@v2"}, {"max_tokens": 9}):
+        assert llm.cache_key(**{**base, **change}) != key
+    other, _ = make(Script({"answer": "a"}), cache=cache)
+    other.identity = "another-model"
+    assert other.cache_key(**base) != key
+
+
+def test_deterministic_failures_are_cached_transient_ones_are_not(tmp_path):
+    cache = ResponseCache(None)
+    llm, _ = make(Script(api_status_error(400)), cache=cache)
+    with pytest.raises(LLMCallError):
+        ask(llm, seed=1)
+    with pytest.raises(LLMCallError):
+        ask(llm, seed=1)
+    assert llm.usage.requests == 1  # the second answer came from the cache
+    flaky, _ = make(Script(api_status_error(503)), cache=cache, max_retries=0)
+    with pytest.raises(LLMCallError):
+        ask(flaky, seed=2)
+    assert (
+        cache.get_json(
+            "chat",
+            flaky.cache_key(
+                messages=MESSAGES,
+                response_model=AnswerResponse,
+                temperature=0.0,
+                seed=2,
+                max_tokens=None,
+                prompt_id="answer@v1#x",
+            ),
+        )
+        is None
+    )
+
+
+def test_concurrency_is_bounded():
+    in_flight = 0
+    peak = 0
+
+    class SlowClient:
+        def __init__(self):
+            from types import SimpleNamespace
+
+            self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+        async def create(self, **request):
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            await asyncio.sleep(0.01)
+            in_flight -= 1
+            from hope.testing import _completion
+
+            return _completion(json.dumps({"answer": "x"}), request)
+
+    llm = ChatLLM(LLMSettings(model="m", concurrency=3), identity="f", client=SlowClient())
+
+    async def many():
+        await asyncio.gather(
+            *(
+                llm.structured(
+                    messages=MESSAGES,
+                    response_model=AnswerResponse,
+                    schema_name="a",
+                    prompt_id="a",
+                    temperature=0,
+                    seed=i,
+                )
+                for i in range(12)
+            )
+        )
+
+    asyncio.run(many())
+    assert peak == 3
+
+
+def test_missing_api_key_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("HOPE_TEST_KEY", raising=False)
+    llm = ChatLLM(
+        LLMSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="HOPE_TEST_KEY"),
+        identity="x",
+    )
+    with pytest.raises(LLMCallError, match="HOPE_TEST_KEY"):
+        ask(llm)
