@@ -43,6 +43,7 @@ format: setup
 	$(BIN)/ruff format src tests bench
 
 repro: setup
+	$(BIN)/dvc repro
 	$(BIN)/hope score --document examples/sample_document.txt --passages examples/sample_passages.jsonl --output outputs/sample_hope.json
 
 bench: setup

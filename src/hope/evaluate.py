@@ -177,7 +177,13 @@ class HopeEvaluator:
     def evaluate(
         self, document: str, passages: Sequence[str], passage_ids: Sequence[str] | None = None
     ) -> HopeResult:
-        return asyncio.run(self.aevaluate(document, passages, passage_ids))
+        async def run() -> HopeResult:
+            try:
+                return await self.aevaluate(document, passages, passage_ids)
+            finally:
+                await self.llm.aclose()
+
+        return asyncio.run(run())
 
 
 def _count(records: list[dict[str, Any]]) -> MetricCount:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import string
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,17 +25,17 @@ class Prompt:
     system: str
     user: str
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return hashlib.sha256((self.system + "\x1f" + self.user).encode("utf-8")).hexdigest()[:12]
 
-    @property
+    @cached_property
     def id(self) -> str:
         return f"{self.name}@v{self.version}#{self.digest}"
 
-    @property
-    def fields(self) -> set[str]:
-        return {f for _, f, _, _ in string.Formatter().parse(self.user) if f}
+    @cached_property
+    def fields(self) -> frozenset[str]:
+        return frozenset(f for _, f, _, _ in string.Formatter().parse(self.user) if f)
 
     def render(self, **values: Any) -> list[dict[str, str]]:
         missing = self.fields - values.keys()

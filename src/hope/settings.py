@@ -76,7 +76,11 @@ class HopeSettings(_Settings):
 
 
 def load_profile(name: str, **overrides) -> HopeSettings:
-    """Settings of a named profile (``paper``, ``reference``) from the packaged Hydra configs."""
+    """Settings of a named profile (``paper``, ``reference``) from the packaged Hydra configs.
+
+    Nested overrides merge: ``load_profile("reference", concept_unity={"n_items": 2})`` keeps
+    the reference profile's other concept-unity settings.
+    """
     from importlib import resources
 
     import yaml
@@ -90,5 +94,14 @@ def load_profile(name: str, **overrides) -> HopeSettings:
         )
         raise ValueError(f"unknown HOPE profile {name!r}; available: {available}")
     data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
-    data.update(overrides)
-    return HopeSettings(**data)
+    return HopeSettings(**_deep_merge(data, overrides))
+
+
+def _deep_merge(base: dict, changes: dict) -> dict:
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

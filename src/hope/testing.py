@@ -259,3 +259,35 @@ class SimulatedServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def serve(argv: list[str] | None = None) -> int:
+    """Run a SimulatedServer in its own process (so it does not share the client's GIL).
+
+    Prints ``{"base_url": ...}`` on the first stdout line, serves until stdin closes, then prints
+    ``{"requests": ..., "faulted": ..., "max_in_flight": ...}`` and exits.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m hope.testing")
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--fault-seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    with SimulatedServer(
+        latency_s=args.latency, fault_rate=args.fault_rate, fault_seed=args.fault_seed
+    ) as server:
+        print(json.dumps({"base_url": server.base_url}), flush=True)
+        sys.stdin.read()
+        stats = {
+            "requests": server.requests,
+            "faulted": server.faulted,
+            "max_in_flight": server.max_in_flight,
+        }
+    print(json.dumps(stats), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve())

@@ -22,6 +22,13 @@ def _segmenter(language: str):
 
 def split_sentences(text: str, language: str = "en") -> list[Sentence]:
     """Sentences of ``text`` with character offsets; blank-only pieces are dropped."""
+    return list(_split_cached(text, language))
+
+
+@lru_cache(maxsize=256)
+def _split_cached(text: str, language: str) -> tuple[Sentence, ...]:
+    # pysbd is all regular expressions (~15 ms per 1,000 words); a pipeline splits the same
+    # document once per chunker.
     sentences: list[Sentence] = []
     for span in _segmenter(language).segment(text):
         stripped = span.sent.strip()
@@ -30,4 +37,4 @@ def split_sentences(text: str, language: str = "en") -> list[Sentence]:
         leading = len(span.sent) - len(span.sent.lstrip())
         start = span.start + leading
         sentences.append(Sentence(stripped, start, start + len(stripped)))
-    return sentences
+    return tuple(sentences)

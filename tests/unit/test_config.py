@@ -67,3 +67,9 @@ def test_unknown_profile_lists_the_available_ones():
 def test_inconsistent_settings_fail_at_config_time():
     with pytest.raises(ValueError, match="min_items"):
         load_profile("paper", concept_unity={"n_items": 2, "min_items": 3})
+
+
+def test_profile_overrides_merge_into_nested_sections():
+    settings = load_profile("reference", concept_unity={"n_items": 2})
+    assert settings.concept_unity.n_items == 2
+    assert settings.concept_unity.method == "qa_centroid" and settings.concept_unity.critic

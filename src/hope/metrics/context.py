@@ -43,6 +43,11 @@ class EvalContext:
         return derive_seed(self.settings.seed, *parts)
 
     async def embed(self, texts: list[str]) -> np.ndarray:
+        lookup = getattr(self.embedder, "lookup", None)
+        known = lookup(texts) if lookup is not None else None
+        if known is not None:
+            return known
+        # A model runs in a worker thread so that LLM requests keep flowing meanwhile.
         return await asyncio.to_thread(self.embedder.embed, texts)
 
     async def ask(

@@ -6,6 +6,7 @@ caching wrapper embeds each distinct text once per run and keeps vectors in the 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from abc import ABC, abstractmethod
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hope.cache import ResponseCache, content_key
+from hope.cache import ResponseCache
 
 CACHE_NAMESPACE = "embedding"
 MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -141,23 +142,38 @@ class CachingEmbedder(Embedder):
         self.memo_hits = 0
 
     def _key(self, text: str) -> str:
-        return content_key({"identity": self.identity, "text": text})
+        return hashlib.sha256(f"{self.identity}\x1f{text}".encode()).hexdigest()
+
+    def _recall(self, texts: Sequence[str]) -> list[str]:
+        """Fill the memo from the persistent cache; return the texts still unknown."""
+        unknown = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if unknown:
+            self.memo_hits += len(texts) - len(unknown)
+        else:
+            self.memo_hits += len(texts)
+            return []
+        if self._cache is not None:
+            keys = {self._key(t): t for t in unknown}
+            for key, raw in self._cache.get_many(CACHE_NAMESPACE, list(keys)).items():
+                self._memo[keys[key]] = np.frombuffer(raw, dtype=np.float32).copy()
+                self.cache_hits += 1
+            unknown = [t for t in unknown if t not in self._memo]
+        return unknown
+
+    def lookup(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The vectors if every text is already known (memory or cache), else None; no model."""
+        if len(texts) == 0:
+            return None
+        with self._lock:
+            if self._recall(texts):
+                return None
+            return np.stack([self._memo[t] for t in texts])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
-            missing: list[str] = []
-            for text in dict.fromkeys(texts):
-                if text in self._memo:
-                    self.memo_hits += 1
-                    continue
-                stored = self._cache.get(CACHE_NAMESPACE, self._key(text)) if self._cache else None
-                if stored is not None:
-                    self._memo[text] = np.frombuffer(stored, dtype=np.float32).copy()
-                    self.cache_hits += 1
-                else:
-                    missing.append(text)
+            missing = self._recall(texts)
             if missing:
                 vectors = self.inner.embed(missing)
                 self.texts_computed += len(missing)

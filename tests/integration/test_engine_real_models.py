@@ -1,0 +1,122 @@
+"""HOPE with the real embedded SmolLM2 server and the real MiniLM on a real Wikipedia article.
+
+Slow (a minute or two on 2 cores); CI runs it. Settings are shrunk so each run makes ~20 calls.
+"""
+
+import json
+import math
+
+import pyarrow.parquet as pq
+import pytest
+
+from hope.cache import ResponseCache
+from hope.cli import main
+from hope.evaluate import HopeEvaluator
+from hope.models.factory import default_embedder, default_llm
+from hope.settings import load_profile
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def article(corpora_dir):
+    table = pq.read_table(corpora_dir / "wiki" / "20231101.en" / "train-00000-of-00001.parquet")
+    row = table.slice(5, 1).to_pylist()[0]
+    text = row["text"][:1500]
+    return text, [text[i : i + 500] for i in range(0, len(text), 500)]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return default_embedder(ResponseCache(None))
+
+
+def small_settings(profile="paper"):
+    return load_profile(
+        profile,
+        progress=False,
+        concept_unity={"n_items": 2, "min_items": 1 if profile == "reference" else 2},
+        semantic_independence={"n_questions": 1},
+        information_preservation={"n_segments": 2},
+    )
+
+
+def comparable(result):
+    data = result.to_dict()
+    data.pop("usage")
+    return data
+
+
+@pytest.fixture(scope="module")
+def cold_runs(article, embedder):
+    text, passages = article
+    runs = []
+    for _ in range(2):
+        llm = default_llm(ResponseCache(None))
+        runs.append(HopeEvaluator(llm, embedder, small_settings()).evaluate(text, passages))
+    return runs
+
+
+def test_real_models_produce_scores_with_evidence(cold_runs):
+    result = cold_runs[0]
+    for name in ("concept_unity", "semantic_independence", "information_preservation"):
+        count = result.counts[name]
+        assert count.scored + count.failed == count.total
+        value = getattr(result, name)
+        assert (0.0 <= value <= 1.0) if count.scored else math.isnan(value)
+    assert len(result.failures) == sum(c.failed for c in result.counts.values())
+    scored = [p for p in result.passages if p["concept_unity"]["status"] == "ok"]
+    assert scored and all(len(p["concept_unity"]["statements"]) == 2 for p in scored)
+    assert result.models["llm"].startswith("embedded:gguf:SmolLM2-135M-Instruct")
+    assert result.models["embedder"] == "st:sentence-transformers/all-MiniLM-L6-v2"
+    assert result.usage["llm"]["requests"] > 0
+    json.loads(result.to_json())
+
+
+def test_same_seed_same_numbers_from_a_cold_start(cold_runs):
+    assert comparable(cold_runs[0]) == comparable(cold_runs[1])
+
+
+def test_warm_rerun_makes_no_llm_call(article, embedder, tmp_path):
+    text, passages = article
+    first = HopeEvaluator(
+        default_llm(ResponseCache(tmp_path / "c.sqlite")), embedder, small_settings()
+    ).evaluate(text, passages)
+    warm_llm = default_llm(ResponseCache(tmp_path / "c.sqlite"))
+    second = HopeEvaluator(warm_llm, embedder, small_settings()).evaluate(text, passages)
+    assert second.usage["llm"]["requests"] == 0
+    assert comparable(first) == comparable(second)
+
+
+def test_reference_profile_runs_on_real_models(article, embedder):
+    text, passages = article
+    result = HopeEvaluator(
+        default_llm(ResponseCache(None)), embedder, small_settings("reference")
+    ).evaluate(text, passages)
+    assert result.settings["profile"] == "reference"
+    cu = [p["concept_unity"] for p in result.passages if p["concept_unity"]["status"] == "ok"]
+    assert all("critic_keep" in c and len(c["qa_pairs"]) == 2 for c in cu)
+
+
+def test_cli_on_the_real_models(repo_root, tmp_path, capsys):
+    out = tmp_path / "result.json"
+    code = main(
+        [
+            "score",
+            "--document",
+            str(repo_root / "examples" / "sample_document.txt"),
+            "--passages",
+            str(repo_root / "examples" / "sample_passages.jsonl"),
+            "--output",
+            str(out),
+            f"cache.path={tmp_path / 'cache.sqlite'}",
+            "hope.progress=false",
+            "hope.concept_unity.n_items=2",
+            "hope.semantic_independence.n_questions=1",
+            "hope.information_preservation.n_segments=2",
+        ]
+    )
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert len(data["passages"]) == 5
+    assert data["models"]["llm"].startswith("embedded:")

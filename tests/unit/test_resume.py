@@ -1,0 +1,51 @@
+"""A run killed part-way (here: its server dies) resumes from the cache without redoing calls."""
+
+from hope.cache import ResponseCache
+from hope.evaluate import HopeEvaluator
+from hope.models.embeddings import HashingEmbedder
+from hope.settings import load_profile
+from hope.testing import api_status_error, schema_responder
+
+from .fakes import make_llm
+
+DOC = " ".join(f"Fact number {i} says that item {i} weighs {i * 3} grams." for i in range(12))
+PASSAGES = [DOC[i : i + 150] for i in range(0, len(DOC), 150)]
+
+
+def settings():
+    return load_profile("paper", progress=False, information_preservation={"n_segments": 4})
+
+
+def score(llm):
+    return HopeEvaluator(llm, HashingEmbedder(), settings()).evaluate(DOC, PASSAGES)
+
+
+def test_interrupted_run_resumes_without_repeating_finished_calls(tmp_path):
+    clean_llm, clean_client = make_llm(schema_responder)
+    clean = score(clean_llm)
+    total = len(clean_client.requests)
+
+    served = 0
+
+    def dies_after_twenty(request):
+        nonlocal served
+        served += 1
+        if served > 20:
+            raise api_status_error(503, "server went away")
+        return schema_responder(request)
+
+    path = tmp_path / "cache.sqlite"
+    broken_llm, _ = make_llm(dies_after_twenty, cache=ResponseCache(path), max_retries=0)
+    broken = score(broken_llm)
+    assert broken.failures  # the interrupted run knows it is incomplete
+
+    resumed_llm, resumed_client = make_llm(schema_responder, cache=ResponseCache(path))
+    resumed = score(resumed_llm)
+    assert resumed.scores == clean.scores
+    assert resumed.failures == []
+    assert len(resumed_client.requests) == total - 20
+    assert resumed.usage["llm"]["cache_hits"] == 20
+
+    warm_llm, warm_client = make_llm(schema_responder, cache=ResponseCache(path))
+    assert score(warm_llm).scores == clean.scores
+    assert warm_client.requests == []
