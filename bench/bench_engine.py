@@ -1,7 +1,7 @@
 """Engine benchmark: HOPE's LLM orchestration against a simulated OpenAI-compatible server.
 
 Scores a fixed workload three times and writes JSON (default bench/results/engine.json):
-  cold      fresh cache, fault-free server: wall time vs the ideal bound calls x latency / concurrency
+  cold      fresh cache, fault-free server: wall time vs the ideal bound calls x latency / conc.
   warm      the same work again on the warm cache: must make 0 calls
   faulty    fresh cache, 20 % of requests answered 429/5xx: scores must equal the fault-free run
 Targets (issue 2): cold <= 1.2 x ideal at concurrency 16 and 200 ms latency; warm >= 50 x faster.
@@ -28,7 +28,6 @@ from hope.io import write_json_atomic
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
 from hope.models.factory import build_llm
 from hope.settings import load_profile
-
 
 TOPICS = ["harbour", "orchard", "railway", "library", "glacier", "market", "observatory", "mill"]
 
