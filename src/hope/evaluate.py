@@ -22,7 +22,7 @@ from hope.metrics.context import EvalContext
 from hope.metrics.information_preservation import InformationPreservation
 from hope.metrics.semantic_independence import SemanticIndependence
 from hope.models.embeddings import Embedder
-from hope.models.llm import ChatLLM
+from hope.models.llm import ChatLLM, Usage, usage_scope
 from hope.result import METRICS, HopeResult, MetricCount
 from hope.settings import HopeSettings, load_profile
 
@@ -76,7 +76,7 @@ class HopeEvaluator:
         ids = (
             list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
         )
-        usage_before = self.llm.usage.to_dict()
+        scope_token = usage_scope.set(Usage())
         started = time.perf_counter()
 
         progress = None
@@ -107,6 +107,8 @@ class HopeEvaluator:
         finally:
             if progress is not None:
                 progress.close()
+            llm_usage = usage_scope.get()
+            usage_scope.reset(scope_token)
 
         warnings: list[str] = []
         if not segments:
@@ -150,14 +152,14 @@ class HopeEvaluator:
             }
             for i in range(len(passages))
         ]
-        usage_after = self.llm.usage.to_dict()
         usage: dict[str, Any] = {
-            "llm": {k: usage_after[k] - usage_before[k] for k in usage_after},
+            "llm": llm_usage.to_dict(),
             "wall_time_s": time.perf_counter() - started,
         }
         stats = getattr(self.embedder, "stats", None)
         if callable(stats):
-            usage["embeddings"] = stats()
+            # The embedder is shared by concurrent evaluations: its counters are process totals.
+            usage["embedder_process_totals"] = stats()
         return HopeResult(
             hope=hope,
             concept_unity=con,

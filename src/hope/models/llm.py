@@ -12,6 +12,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
@@ -63,6 +64,10 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# The usage of the evaluation running in this context (tasks inherit it), beside the client's total.
+usage_scope: ContextVar[Usage | None] = ContextVar("hope_usage_scope", default=None)
 
 
 class LLMCallError(RuntimeError):
@@ -131,6 +136,12 @@ class ChatLLM:
         self._sleep = sleep
         self._per_loop: dict[int, tuple[Any, asyncio.Semaphore]] = {}
         self.usage = Usage()
+
+    def _add(self, field: str, amount: float) -> None:
+        setattr(self.usage, field, getattr(self.usage, field) + amount)
+        scoped = usage_scope.get()
+        if scoped is not None:
+            setattr(scoped, field, getattr(scoped, field) + amount)
 
     def _api_key(self) -> str:
         env = self.settings.api_key_env
@@ -229,14 +240,14 @@ class ChatLLM:
             hit = self._cache.get_json(CACHE_NAMESPACE, key)
             if hit is not None:
                 if "error" in hit:
-                    self.usage.cache_hits += 1
-                    self.usage.failures += 1
+                    self._add("cache_hits", 1)
+                    self._add("failures", 1)
                     raise LLMCallError(hit["error"], attempts=0)
                 try:
                     value = response_model.model_validate_json(hit["content"])
                     if validate is not None:
                         validate(value)
-                    self.usage.cache_hits += 1
+                    self._add("cache_hits", 1)
                     return StructuredResponse(
                         value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
                     )
@@ -271,13 +282,13 @@ class ChatLLM:
             retryable = True
             try:
                 async with semaphore:
-                    self.usage.requests += 1
+                    self._add("requests", 1)
                     started = time.perf_counter()
                     try:
                         response = await _send(client, request)
                     finally:
-                        self.usage.latency_s += time.perf_counter() - started
-                raw = _content_of(response, self.usage)
+                        self._add("latency_s", time.perf_counter() - started)
+                raw = _content_of(response, self._add)
                 value = response_model.model_validate_json(raw)
                 if validate is not None:
                     validate(value)
@@ -288,7 +299,7 @@ class ChatLLM:
             except openai.APIConnectionError as exc:  # includes timeouts
                 reason = f"{type(exc).__name__}: {_short(exc)}"
             except (ValidationError, _InvalidResponse, ValueError) as exc:
-                self.usage.invalid_responses += 1
+                self._add("invalid_responses", 1)
                 invalid_count += 1
                 reason = f"invalid response: {_short(exc)}"
             else:
@@ -301,13 +312,13 @@ class ChatLLM:
                 return StructuredResponse(value, raw, False, attempts, call_seed, call_temperature)
 
             if not retryable or attempts > settings.max_retries:
-                self.usage.failures += 1
+                self._add("failures", 1)
                 final = f"{reason} (after {attempts} attempt{'s' if attempts > 1 else ''})"
                 deterministic = not retryable or reason.startswith("invalid response")
                 if self._cache is not None and deterministic:
                     self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})
                 raise LLMCallError(final, attempts=attempts)
-            self.usage.retries += 1
+            self._add("retries", 1)
             if reason.startswith("invalid response"):
                 continue  # the server is fine; the next seed is the remedy, not waiting
             delay = min(settings.backoff_max_s, settings.backoff_initial_s * 2 ** (attempts - 1))
@@ -329,10 +340,10 @@ async def _send(client: Any, request: dict[str, Any]) -> Any:
     return await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
 
-def _content_of(response: Any, usage: Usage) -> str:
+def _content_of(response: Any, add: Callable[[str, float], None]) -> str:
     if getattr(response, "usage", None) is not None:
-        usage.prompt_tokens += response.usage.prompt_tokens or 0
-        usage.completion_tokens += response.usage.completion_tokens or 0
+        add("prompt_tokens", response.usage.prompt_tokens or 0)
+        add("completion_tokens", response.usage.completion_tokens or 0)
     if not response.choices:
         raise _InvalidResponse("no choices in response")
     choice = response.choices[0]

@@ -1,0 +1,206 @@
+"""DVC stage ``hope``: HOPE and its sub-metrics for every (document, chunker) pair.
+
+Reads ``data/prepared/documents.jsonl`` and ``data/chunks/passages.jsonl`` and the ``hope:``
+section of ``params.yaml`` (profile, models, Hydra overrides of the ``score`` config), then writes
+
+* ``data/hope/scores.csv``: one row per (doc_id, chunker): scores and item counts;
+* ``data/hope/evidence.jsonl``: the full result of each pair (statements, questions, answers,
+  quadruples, choices, failures, prompts);
+* ``data/hope/summary.json``: usage (calls, tokens, cache hits, failures), failures per metric and
+  chunker, prompts with versions, settings and model identities.
+
+Outputs replace the old ones atomically, only when every pair is done. LLM answers go to the
+response cache as they arrive, so a killed run picks up where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import io
+import json
+import math
+import sys
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hope.evaluate import HopeEvaluator
+from hope.io import write_atomic, write_json_atomic
+from hope.result import METRICS, HopeResult
+from hope.stages.chunk import check_documents, read_jsonl
+
+SCORE_COLUMNS = ["hope", *METRICS]
+
+
+def group_passages(
+    passages: Sequence[Mapping[str, Any]], doc_ids: set[str]
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """Passages per (doc_id, chunker) in passage order; unknown documents are an error."""
+    pairs: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for record in passages:
+        if record["doc_id"] not in doc_ids:
+            raise ValueError(
+                f"passage {record.get('passage_id')!r} names unknown document {record['doc_id']!r}"
+            )
+        pairs[(record["doc_id"], record["chunker"])].append(record)
+    for records in pairs.values():
+        records.sort(key=lambda r: r["index"])
+    return dict(pairs)
+
+
+async def score_pairs(
+    evaluator: HopeEvaluator,
+    documents: Sequence[Mapping[str, Any]],
+    passages: Sequence[Mapping[str, Any]],
+    *,
+    parallel_pairs: int = 4,
+    progress: bool = True,
+) -> list[tuple[Mapping[str, Any], str, HopeResult]]:
+    """Score every pair; several pairs at once so the LLM's request queue never runs dry."""
+    check_documents(documents)
+    by_id = {d["doc_id"]: d for d in documents}
+    pairs = group_passages(passages, set(by_id))
+    semaphore = asyncio.Semaphore(parallel_pairs)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pairs), desc="hope: document x chunker", unit="pair")
+
+    async def one(doc_id: str, chunker: str) -> tuple[Mapping[str, Any], str, HopeResult]:
+        async with semaphore:
+            records = pairs[(doc_id, chunker)]
+            result = await evaluator.aevaluate(
+                by_id[doc_id]["text"],
+                [r["text"] for r in records],
+                [r["passage_id"] for r in records],
+            )
+        if bar is not None:
+            bar.update(1)
+        return by_id[doc_id], chunker, result
+
+    try:
+        return list(await asyncio.gather(*(one(d, c) for d, c in sorted(pairs))))
+    finally:
+        if bar is not None:
+            bar.close()
+        await evaluator.llm.aclose()
+
+
+def score_row(document: Mapping[str, Any], chunker: str, result: HopeResult) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "doc_id": document["doc_id"],
+        "domain": document["domain"],
+        "chunker": chunker,
+        "n_passages": len(result.passages),
+    }
+    for name in SCORE_COLUMNS:
+        value = getattr(result, name)
+        row[name] = None if math.isnan(value) else value
+    for name in METRICS:
+        count = result.counts[name]
+        row[f"{name}_scored"] = count.scored
+        row[f"{name}_failed"] = count.failed
+    return row
+
+
+def summarise(
+    scored: Sequence[tuple[Mapping[str, Any], str, HopeResult]], llm_usage: Mapping[str, Any]
+) -> dict[str, Any]:
+    failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    prompts: dict[str, Any] = {}
+    for _, chunker, result in scored:
+        for failure in result.failures:
+            failures[failure.metric][chunker] += 1
+        prompts.update(result.prompts)
+    first = scored[0][2] if scored else None
+    return {
+        "pairs": len(scored),
+        "usage": dict(llm_usage),
+        "failures_by_metric_and_chunker": {m: dict(c) for m, c in failures.items()},
+        "undefined_scores": {
+            name: sum(1 for _, _, r in scored if math.isnan(getattr(r, name)))
+            for name in SCORE_COLUMNS
+        },
+        "prompts": prompts,
+        "settings": first.settings if first else None,
+        "models": first.models if first else None,
+    }
+
+
+def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def config_overrides(params: Mapping[str, Any]) -> list[str]:
+    """Hydra overrides of the packaged ``score`` config from the ``hope:`` params section."""
+    overrides = [
+        f"hope={params.get('profile', 'paper')}",
+        f"llm={params.get('llm', 'embedded')}",
+        f"embedder={params.get('embedder', 'minilm')}",
+        "hope.progress=false",
+    ]
+    if params.get("cache"):
+        overrides.append(f"cache.path={params['cache']}")
+    if "seed" in params:
+        overrides.append(f"hope.seed={params['seed']}")
+    overrides.extend(params.get("overrides", []) or [])
+    return overrides
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hope.cli import build_from_config, compose_config
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", default="data/prepared/documents.jsonl")
+    parser.add_argument("--passages", default="data/chunks/passages.jsonl")
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--out-dir", default="data/hope")
+    parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, e.g. hope.seed=3")
+    args = parser.parse_args(argv)
+
+    params = (yaml.safe_load(Path(args.params).read_text(encoding="utf-8")) or {}).get("hope", {})
+    cfg = compose_config([*config_overrides(params), *args.overrides])
+    settings, llm, embedder = build_from_config(cfg)
+    documents = read_jsonl(Path(args.documents))
+    passages = read_jsonl(Path(args.passages))
+    evaluator = HopeEvaluator(llm, embedder, settings)
+    scored = asyncio.run(
+        score_pairs(evaluator, documents, passages, parallel_pairs=params.get("parallel_pairs", 4))
+    )
+    out = Path(args.out_dir)
+    write_atomic(out / "scores.csv", rows_to_csv([score_row(*item) for item in scored]))
+    evidence = "".join(
+        json.dumps(
+            {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()},
+            ensure_ascii=False,
+            allow_nan=False,
+        )
+        + "\n"
+        for doc, chunker, result in scored
+    )
+    write_atomic(out / "evidence.jsonl", evidence)
+    summary = summarise(scored, llm.usage.to_dict())
+    write_json_atomic(out / "summary.json", summary)
+    usage = summary["usage"]
+    print(
+        f"hope: {len(scored)} (document, chunker) pairs -> {out}; "
+        f"{int(usage.get('requests', 0))} LLM requests, {int(usage.get('cache_hits', 0))} cache "
+        f"hits, {int(usage.get('failures', 0))} failed items",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The `hope` DVC stage end to end against the simulated server (fast, no real model)."""
+
+import csv
+import json
+
+import yaml
+
+from hope.stages.score import config_overrides, group_passages, main
+from hope.testing import SimulatedServer
+
+DOCS = [
+    {
+        "doc_id": "d1",
+        "domain": "news",
+        "text": "The mill opened in 1901. It ground wheat. "
+        "It closed in 1950. A museum opened there in 1990.",
+    },
+    {
+        "doc_id": "d2",
+        "domain": "wiki",
+        "text": "Glaciers move slowly. They carve valleys. "
+        "Some glaciers are retreating. Meltwater feeds rivers.",
+    },
+]
+
+
+def passages_for(doc, chunker, size):
+    text = doc["text"]
+    pieces = [text[i : i + size] for i in range(0, len(text), size)]
+    return [
+        {
+            "passage_id": f"{doc['doc_id']}::{chunker}::{i:04d}",
+            "doc_id": doc["doc_id"],
+            "chunker": chunker,
+            "index": i,
+            "text": t,
+            "domain": doc["domain"],
+        }
+        for i, t in enumerate(pieces)
+    ]
+
+
+def write_inputs(tmp_path, base_url):
+    docs = tmp_path / "documents.jsonl"
+    docs.write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    passages = [
+        p for d in DOCS for c, n in (("small", 40), ("large", 80)) for p in passages_for(d, c, n)
+    ]
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages))
+    params = {
+        "hope": {
+            "profile": "paper",
+            "llm": "llamacpp_server",
+            "embedder": "hashing",
+            "cache": str(tmp_path / "cache.sqlite"),
+            "overrides": [f"llm.base_url={base_url}", "hope.information_preservation.n_segments=2"],
+        }
+    }
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    return passages
+
+
+def run_stage(tmp_path):
+    return main(
+        [
+            "--documents",
+            str(tmp_path / "documents.jsonl"),
+            "--passages",
+            str(tmp_path / "passages.jsonl"),
+            "--params",
+            str(tmp_path / "params.yaml"),
+            "--out-dir",
+            str(tmp_path / "out"),
+        ]
+    )
+
+
+def test_stage_scores_every_pair_and_reruns_from_cache(tmp_path):
+    with SimulatedServer(latency_s=0.0) as server:
+        write_inputs(tmp_path, server.base_url)
+        assert run_stage(tmp_path) == 0
+        first_requests = server.requests
+        rows = list(csv.DictReader((tmp_path / "out" / "scores.csv").open()))
+        assert {(r["doc_id"], r["chunker"]) for r in rows} == {
+            ("d1", "small"),
+            ("d1", "large"),
+            ("d2", "small"),
+            ("d2", "large"),
+        }
+        assert all(r["domain"] in {"news", "wiki"} for r in rows)
+        evidence = [json.loads(line) for line in (tmp_path / "out" / "evidence.jsonl").open()]
+        assert len(evidence) == 4 and all("passages" in e for e in evidence)
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["usage"]["requests"] == first_requests
+        scores_before = (tmp_path / "out" / "scores.csv").read_text()
+        assert run_stage(tmp_path) == 0
+        assert server.requests == first_requests  # warm: no request at all
+        assert (tmp_path / "out" / "scores.csv").read_text() == scores_before
+
+
+def test_per_pair_usage_is_its_own_even_when_pairs_run_concurrently(tmp_path):
+    with SimulatedServer(latency_s=0.01) as server:
+        write_inputs(tmp_path, server.base_url)
+        run_stage(tmp_path)
+        evidence = [json.loads(line) for line in (tmp_path / "out" / "evidence.jsonl").open()]
+        per_pair = sum(e["usage"]["llm"]["requests"] for e in evidence)
+        assert per_pair == server.requests
+
+
+def test_overrides_and_grouping():
+    assert config_overrides({"profile": "reference", "seed": 3, "overrides": ["a=b"]}) == [
+        "hope=reference",
+        "llm=embedded",
+        "embedder=minilm",
+        "hope.progress=false",
+        "hope.seed=3",
+        "a=b",
+    ]
+    grouped = group_passages(passages_for(DOCS[0], "small", 40)[::-1], {"d1"})
+    assert [p["index"] for p in grouped[("d1", "small")]] == [0, 1, 2]
