@@ -10,11 +10,14 @@ Models are injected (any ChatLLM and Embedder); without them the offline default
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import math
 import time
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from hope.metrics import scoring
 from hope.metrics.concept_unity import ConceptUnity
@@ -24,6 +27,7 @@ from hope.metrics.semantic_independence import SemanticIndependence
 from hope.models.embeddings import Embedder
 from hope.models.llm import ChatLLM, Usage, usage_scope
 from hope.result import METRICS, HopeResult, MetricCount
+from hope.seeding import derive_seed
 from hope.settings import HopeSettings, load_profile
 
 log = logging.getLogger(__name__)
@@ -79,6 +83,7 @@ class HopeEvaluator:
         scope_token = usage_scope.set(Usage())
         started = time.perf_counter()
 
+        focus = focus_indices(passages, settings.focus_passages, settings.seed)
         progress = None
         ctx = EvalContext(self.llm, self.embedder, settings)
         ip = InformationPreservation(ctx)
@@ -87,7 +92,7 @@ class HopeEvaluator:
             from tqdm.auto import tqdm
 
             progress = tqdm(
-                total=2 * len(passages) + len(segments),
+                total=2 * len(focus) + len(segments),
                 desc=progress_desc,
                 unit="item",
                 leave=False,
@@ -96,9 +101,9 @@ class HopeEvaluator:
         try:
             passage_vectors = await ctx.embed(passages)
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
-            cu_task = asyncio.gather(*(cu.score_passage(i, p) for i, p in enumerate(passages)))
+            cu_task = asyncio.gather(*(cu.score_passage(i, passages[i]) for i in focus))
             si_task = asyncio.gather(
-                *(si.score_passage(i, passages, passage_vectors, ids) for i in range(len(passages)))
+                *(si.score_passage(i, passages, passage_vectors, ids) for i in focus)
             )
             ip_task = asyncio.gather(
                 *(ip.score_segment(document, s, passages, passage_vectors, ids) for s in segments)
@@ -142,13 +147,15 @@ class HopeEvaluator:
             "semantic_independence": _count(si_ev),
             "information_preservation": _count(ip_ev),
         }
+        not_sampled = {"score": None, "status": "not_sampled", "reason": "settings.focus_passages"}
+        by_focus = {i: (c, s) for i, c, s in zip(focus, cu_ev, si_ev, strict=True)}
         passage_records = [
             {
                 "index": i,
                 "passage_id": ids[i],
                 "n_chars": len(passages[i]),
-                "concept_unity": cu_ev[i],
-                "semantic_independence": si_ev[i],
+                "concept_unity": by_focus.get(i, (not_sampled, None))[0],
+                "semantic_independence": by_focus.get(i, (None, not_sampled))[1],
             }
             for i in range(len(passages))
         ]
@@ -186,6 +193,15 @@ class HopeEvaluator:
                 await self.llm.aclose()
 
         return asyncio.run(run())
+
+
+def focus_indices(passages: Sequence[str], limit: int | None, seed: int) -> list[int]:
+    """Every passage, or a seeded sample of ``limit`` of them (same chunking, same sample)."""
+    if limit is None or limit >= len(passages):
+        return list(range(len(passages)))
+    digest = hashlib.sha256("\x1f".join(passages).encode("utf-8")).hexdigest()
+    rng = np.random.default_rng(derive_seed(seed, "focus", digest))
+    return sorted(int(i) for i in rng.choice(len(passages), size=limit, replace=False))
 
 
 def _count(records: list[dict[str, Any]]) -> MetricCount:

@@ -56,6 +56,13 @@ class HopeSettings(_Settings):
     language: str = "en"
     prompts_dir: str | None = None
     progress: bool = True
+    focus_passages: int | None = Field(
+        default=None,
+        ge=1,
+        description="score concept unity and semantic independence on at most this many passages "
+        "per chunking, a seeded sample (retrieval still sees every passage); null = all, as in "
+        "the paper",
+    )
     concept_unity: ConceptUnitySettings = Field(default_factory=ConceptUnitySettings)
     semantic_independence: SemanticIndependenceSettings = Field(
         default_factory=SemanticIndependenceSettings

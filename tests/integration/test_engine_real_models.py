@@ -120,3 +120,20 @@ def test_cli_on_the_real_models(repo_root, tmp_path, capsys):
     data = json.loads(out.read_text())
     assert len(data["passages"]) == 5
     assert data["models"]["llm"].startswith("embedded:")
+
+
+def test_a_passage_longer_than_the_context_is_a_recorded_failure(embedder):
+    # ~9,900 tokens against SmolLM2's 8,192: the server refuses with 400, which is not retried
+    long_passage = "The quick brown fox jumps over the lazy dog near the river bank. " * 700
+    short_passage = "Foxes are small omnivorous mammals. They live on every continent but one."
+    settings = small_settings()
+    llm = default_llm(ResponseCache(None))
+    result = HopeEvaluator(llm, embedder, settings).evaluate(
+        short_passage + " " + long_passage, [short_passage, long_passage]
+    )
+    cu = result.passages[1]["concept_unity"]
+    assert cu["status"] == "failed"
+    assert "exceeds the available context size" in cu["reason"]
+    assert "after 1 attempt" in cu["reason"]
+    assert result.passages[0]["concept_unity"]["status"] == "ok"
+    assert result.counts["concept_unity"].failed == 1

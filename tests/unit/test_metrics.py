@@ -323,3 +323,19 @@ def test_quadruple_with_repeated_statements_is_regenerated_with_a_new_seed():
     assert len(calls) == 2 and calls[0] != calls[1]
     assert result.segments[0]["status"] == "ok"
     assert result.usage["llm"]["invalid_responses"] == 1
+
+
+def test_focus_passage_sampling_scores_a_seeded_subset_and_says_so():
+    settings = paper(focus_passages=2)
+    result, _ = run(settings)
+    statuses = [p["concept_unity"]["status"] for p in result.passages]
+    assert statuses.count("not_sampled") == 1
+    assert result.counts["concept_unity"].total == 2
+    again, _ = run(paper(focus_passages=2))
+    assert [p["concept_unity"]["status"] for p in again.passages] == statuses
+    sampled = [
+        p["concept_unity"]["score"]
+        for p in result.passages
+        if p["concept_unity"]["score"] is not None
+    ]
+    assert result.concept_unity == pytest.approx(sum(sampled) / 2)
