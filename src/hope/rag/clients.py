@@ -1,0 +1,240 @@
+"""Model clients of the RAG side: a lazily connected OpenAI client, a response-caching wrapper for
+the requests ragas makes through instructor, the ragas ``InstructorLLM`` over it, and the project's
+embedder behind ragas' embeddings interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from hope.cache import ResponseCache, content_key
+from hope.models.embeddings import Embedder
+from hope.rag.config import ModelEndpoint
+
+# ragas reports usage to a remote service unless told not to; this project runs offline.
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+RAGAS_CACHE_NAMESPACE = "ragas-chat"
+# Request fields that do not change the answer and must not split the cache.
+_TRANSPORT_FIELDS = {"timeout", "extra_headers", "extra_query", "stream_options"}
+
+
+class LazyOpenAIClient:
+    """``chat.completions.create`` on an ``openai.AsyncOpenAI`` built at the first request.
+
+    Building late means a fully cached run never starts the embedded server; one client per
+    event loop because httpx pools belong to the loop that created them (ragas' test-set
+    generator runs its own loops).
+    """
+
+    def __init__(self, model: ModelEndpoint):
+        self.model = model
+        self._clients: dict[int, Any] = {}
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _client(self) -> Any:
+        import openai
+
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                base_url=self.model.base_url(),
+                api_key=self.model.api_key(),
+                max_retries=self.model.settings.max_retries,
+                timeout=self.model.settings.timeout_s,
+            )
+            self._clients = {loop_id: client}
+        return client
+
+    async def _create(self, **request: Any) -> Any:
+        return await self._client().chat.completions.create(**request)
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=repr, sort_keys=True))
+
+
+def completion_dict(response: Any) -> dict[str, Any]:
+    """A chat completion as a plain dict (openai objects and the test doubles' namespaces)."""
+    if hasattr(response, "model_dump"):
+        return response.model_dump(mode="json", exclude_none=True)
+    choices = []
+    for index, choice in enumerate(response.choices):
+        choices.append(
+            {
+                "index": index,
+                "message": {
+                    "role": getattr(choice.message, "role", "assistant"),
+                    "content": choice.message.content,
+                },
+                "finish_reason": choice.finish_reason,
+            }
+        )
+    out: dict[str, Any] = {
+        "id": "cached",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "unknown",
+        "choices": choices,
+    }
+    usage = getattr(response, "usage", None)
+    if usage is not None:
+        prompt = usage.prompt_tokens or 0
+        completion = usage.completion_tokens or 0
+        out["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return out
+
+
+class CachingChatClient:
+    """``chat.completions.create`` answered from the response cache when the same request (model
+    identity + every answer-determining field) was made before; otherwise forwarded to ``inner``
+    under a concurrency bound and stored. A warm rerun therefore sends nothing, and a killed run
+    resumes where it stopped. Only successful responses are stored: a transport fault is retried
+    on the next run, while an unparseable answer is stored and fails identically again.
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        *,
+        identity: str,
+        cache: ResponseCache | None,
+        concurrency: int = 4,
+        namespace: str = RAGAS_CACHE_NAMESPACE,
+    ):
+        self.inner = inner
+        self.identity = identity
+        self.cache = cache
+        self.concurrency = concurrency
+        self.namespace = namespace
+        self.requests = 0
+        self.cache_hits = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.latency_s = 0.0
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop_id = id(asyncio.get_running_loop())
+        semaphore = self._semaphores.get(loop_id)
+        if semaphore is None:
+            semaphore = asyncio.Semaphore(self.concurrency)
+            self._semaphores = {loop_id: semaphore}
+        return semaphore
+
+    def key(self, request: dict[str, Any]) -> str:
+        material = {k: v for k, v in request.items() if k not in _TRANSPORT_FIELDS}
+        return content_key({"identity": self.identity, "request": _jsonable(material)})
+
+    async def _create(self, **request: Any) -> Any:
+        from openai.types.chat import ChatCompletion
+
+        key = self.key(request)
+        if self.cache is not None:
+            hit = self.cache.get_json(self.namespace, key)
+            if hit is not None:
+                self.cache_hits += 1
+                return ChatCompletion.model_validate(hit)
+        async with self._semaphore():
+            self.requests += 1
+            started = time.perf_counter()
+            try:
+                response = await self.inner.chat.completions.create(**request)
+            finally:
+                self.latency_s += time.perf_counter() - started
+        stored = completion_dict(response)
+        usage = stored.get("usage") or {}
+        self.prompt_tokens += usage.get("prompt_tokens", 0) or 0
+        self.completion_tokens += usage.get("completion_tokens", 0) or 0
+        if self.cache is not None:
+            self.cache.put_json(self.namespace, key, stored)
+        return ChatCompletion.model_validate(stored)
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "latency_s": round(self.latency_s, 3),
+        }
+
+
+def instructor_llm(
+    chat_client: CachingChatClient,
+    *,
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    seed: int | None,
+    extra_body: dict[str, Any] | None = None,
+    parse_retries: int = 1,
+) -> Any:
+    """ragas' ``InstructorLLM`` in ``Mode.JSON_SCHEMA`` over ``chat_client``.
+
+    JSON_SCHEMA (a grammar-constrained ``response_format``) rather than ragas' ``llm_factory``
+    default JSON mode, which small local models fail. ``seed`` and ``extra_body`` travel with
+    every request because the embedded llama.cpp server reproduces an answer only with a fixed
+    seed and prompt caching off.
+    """
+    import instructor
+    import openai
+    from ragas.llms.base import InstructorLLM, InstructorModelArgs
+
+    # instructor only accepts a real OpenAI client; its create method is swapped for the caching
+    # one, so the placeholder address below is never contacted.
+    shim = openai.AsyncOpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused")
+    shim.chat.completions.create = chat_client.chat.completions.create  # type: ignore[method-assign]
+    client = instructor.from_openai(shim, mode=instructor.Mode.JSON_SCHEMA)
+    extra: dict[str, Any] = {"max_retries": parse_retries}
+    if seed is not None:
+        extra["seed"] = seed
+    if extra_body:
+        extra["extra_body"] = dict(extra_body)
+    return InstructorLLM(
+        client,
+        model=model,
+        provider="openai",
+        model_args=InstructorModelArgs(temperature=temperature, top_p=1.0, max_tokens=max_tokens),
+        **extra,
+    )
+
+
+def ragas_embeddings(embedder: Embedder) -> Any:
+    """The project's (caching) embedder behind ragas' modern ``BaseRagasEmbedding``."""
+    from ragas.embeddings.base import BaseRagasEmbedding
+
+    class ProjectEmbeddings(BaseRagasEmbedding):
+        def __init__(self, inner: Embedder):
+            super().__init__(cache=None)
+            self.inner = inner
+
+        def embed_text(self, text: str, **kwargs: Any) -> list[float]:
+            return self.embed_texts([text])[0]
+
+        def embed_texts(self, texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
+            vectors = np.asarray(self.inner.embed(list(texts)), dtype=np.float64)
+            return vectors.tolist()
+
+        async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
+            return (await self.aembed_texts([text]))[0]
+
+        async def aembed_texts(self, texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
+            # Model inference is CPU-bound: keep the event loop free for the LLM requests.
+            return await asyncio.to_thread(self.embed_texts, list(texts))
+
+    return ProjectEmbeddings(embedder)

@@ -1,0 +1,228 @@
+"""Configuration of the RAG evaluation (conf/rag/*.yaml, overridable from params.yaml ``rag:``)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hope.models.llm import LLMSettings
+
+METRIC_NAMES = (
+    "answer_correctness",
+    "factual_correctness",
+    "context_recall",
+    "response_relevancy",
+)
+DEFAULT_CONF_DIR = Path("conf/rag")
+_BUILD_KEYS = {"backend", "gguf_path", "n_parallel", "ctx_per_slot", "n_threads"}
+
+
+class RagConfigError(ValueError):
+    pass
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QuestionsConfig(_Strict):
+    per_domain: dict[str, int] = Field(default_factory=lambda: {"sample": 2, "paper": 100})
+    generator: Literal["auto", "ragas", "fallback"] = "auto"
+    ragas_timeout_s: float = Field(default=1800.0, gt=0)
+    context_chars: int = Field(default=1200, ge=200)
+    max_attempts: int = Field(default=3, ge=1)
+
+    def count_for(self, profile: str) -> int:
+        if profile not in self.per_domain:
+            raise RagConfigError(
+                f"rag.questions.per_domain has no entry for profile {profile!r} "
+                f"(has {sorted(self.per_domain)})"
+            )
+        count = self.per_domain[profile]
+        if count < 1:
+            raise RagConfigError(f"rag.questions.per_domain.{profile} must be >= 1, got {count}")
+        return count
+
+
+class RetrievalConfig(_Strict):
+    top_k: int = Field(default=4, ge=1)
+
+
+class RoleConfig(_Strict):
+    preset: str | None = "embedded"
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+
+class LLMRoles(_Strict):
+    questions: RoleConfig = Field(default_factory=RoleConfig)
+    answer: RoleConfig = Field(default_factory=RoleConfig)
+    judge: RoleConfig = Field(default_factory=RoleConfig)
+
+
+class AnswerConfig(_Strict):
+    temperature: float = Field(default=0.0, ge=0)
+
+
+class RagasConfig(_Strict):
+    metrics: list[str] = Field(default_factory=lambda: list(METRIC_NAMES))
+    temperature: float = Field(default=0.0, ge=0)
+    parse_retries: int = Field(default=1, ge=0)
+    timeout_s: float = Field(default=900.0, gt=0)
+    concurrency: int = Field(default=2, ge=1)
+    answer_correctness_weights: list[float] = Field(default_factory=lambda: [0.75, 0.25])
+    factual_correctness_mode: Literal["precision", "recall", "f1"] = "f1"
+    response_relevancy_strictness: int = Field(default=3, ge=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(METRIC_NAMES))
+        if unknown or not value:
+            raise ValueError(f"unknown metric(s) {unknown}; choose from {list(METRIC_NAMES)}")
+        return value
+
+
+class RagConfig(_Strict):
+    seed: int = 2025
+    questions: QuestionsConfig = Field(default_factory=QuestionsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    embedder: dict[str, Any] = Field(
+        default_factory=lambda: {"backend": "sentence_transformers", "model": "minilm"}
+    )
+    llm: LLMRoles = Field(default_factory=LLMRoles)
+    answer: AnswerConfig = Field(default_factory=AnswerConfig)
+    ragas: RagasConfig = Field(default_factory=RagasConfig)
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _read_yaml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RagConfigError(f"{what} {path}: no such file") from exc
+    except yaml.YAMLError as exc:
+        raise RagConfigError(f"{what} {path}: not valid YAML ({exc})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise RagConfigError(f"{what} {path}: expected a mapping at the top level")
+    return data
+
+
+def load_rag_config(
+    params: str | Path | None = None,
+    *,
+    conf_dir: str | Path = DEFAULT_CONF_DIR,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[RagConfig, str]:
+    """``(config, corpora profile)`` from conf/rag/<rag.config>.yaml merged with params' ``rag:``.
+
+    Without a params file: conf/rag/default.yaml and profile ``sample``.
+    """
+    section: dict[str, Any] = {}
+    profile = "sample"
+    if params is not None:
+        loaded = _read_yaml(Path(params), "params file")
+        section = loaded.get("rag") or {}
+        if not isinstance(section, dict):
+            raise RagConfigError(f"params file {params}: 'rag' must be a mapping")
+        profile = (loaded.get("corpora") or {}).get("profile", profile)
+    section = dict(section)
+    name = section.pop("config", "default")
+    base = _read_yaml(Path(conf_dir) / f"{name}.yaml", "rag config")
+    merged = deep_merge(base, section)
+    if overrides:
+        merged = deep_merge(merged, overrides)
+    try:
+        return RagConfig.model_validate(merged), str(profile)
+    except ValidationError as exc:
+        raise RagConfigError(f"rag config {Path(conf_dir) / f'{name}.yaml'}: {exc}") from exc
+
+
+def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
+    """Flat ``build_llm`` keyword arguments: the packaged preset with the overrides applied."""
+    config: dict[str, Any] = {}
+    if role.preset is not None:
+        resource = resources.files("hope.conf").joinpath("llm", f"{role.preset}.yaml")
+        if not resource.is_file():
+            raise RagConfigError(f"{what}.preset: no packaged LLM config named {role.preset!r}")
+        from omegaconf import OmegaConf
+
+        # Presets may read base URLs from the environment (${oc.env:...}).
+        raw = OmegaConf.create(resource.read_text(encoding="utf-8"))
+        config = OmegaConf.to_container(raw, resolve=True)  # type: ignore[assignment]
+    config = deep_merge(config, role.overrides)
+    config.pop("_target_", None)
+    if "model" not in config:
+        raise RagConfigError(f"{what}: no model configured (set preset or overrides.model)")
+    return config
+
+
+@dataclass
+class ModelEndpoint:
+    """How to reach one configured chat model, without starting anything yet."""
+
+    settings: LLMSettings
+    identity: str
+    endpoint: str | Callable[[], str]
+
+    def base_url(self) -> str:
+        url = self.endpoint() if callable(self.endpoint) else self.endpoint
+        if not url:
+            raise RagConfigError(f"no base_url for {self.identity}")
+        return url
+
+    def api_key(self) -> str:
+        import os
+
+        env = self.settings.api_key_env
+        if not env:
+            return "not-needed"
+        key = os.environ.get(env)
+        if not key:
+            raise RagConfigError(f"environment variable {env} (api_key_env) is not set")
+        return key
+
+
+def model_endpoint(config: Mapping[str, Any], what: str = "llm") -> ModelEndpoint:
+    """The same resolution as ``hope.models.factory.build_llm``, exposing endpoint and identity."""
+    from hope.models.factory import embedded_server
+
+    config = dict(config)
+    build = {k: config.pop(k) for k in list(config) if k in _BUILD_KEYS}
+    backend = build.get("backend", "embedded")
+    try:
+        settings = LLMSettings(**config)
+    except ValidationError as exc:
+        raise RagConfigError(f"{what}: {exc}") from exc
+    if backend == "embedded":
+        server = embedded_server(
+            build.get("gguf_path"),
+            build.get("n_parallel", 4),
+            build.get("ctx_per_slot", 4096),
+            build.get("n_threads"),
+        )
+        return ModelEndpoint(settings, f"embedded:{server.identity}", server.ensure_started)
+    if backend == "openai":
+        if not settings.base_url:
+            raise RagConfigError(f"{what}: base_url is required for backend 'openai'")
+        return ModelEndpoint(
+            settings, f"openai:{settings.base_url}|{settings.model}", settings.base_url
+        )
+    raise RagConfigError(f"{what}: unknown backend {backend!r} (expected 'embedded' or 'openai')")

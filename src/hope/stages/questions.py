@@ -1,0 +1,164 @@
+"""DVC stage ``questions``: the open-book test questions of section 4.2, per domain.
+
+Reads ``data/prepared/documents.jsonl``, the RAG config (conf/rag/<rag.config>.yaml with the
+``rag:`` overrides and ``corpora.profile`` of params.yaml) and writes
+
+* ``data/questions/questions.jsonl``: one question per line: ``question_id``, ``domain``,
+  ``doc_id`` (the document it was generated from, the join key of the aggregation),
+  ``question``, ``reference`` (answer), ``reference_contexts``, ``source_doc_ids``,
+  ``generator`` (``ragas`` | ``fallback``), ``generator_detail`` (ragas synthesizer or prompt id)
+  and ``fallback_reason``;
+* ``data/questions/summary.json``: per domain what each generator produced, what failed and why,
+  the LLM usage and the config.
+
+LLM responses are cached (``--cache``, default $HOPE_CACHE or .cache/hope/cache.sqlite), so a
+rerun with the same config sends no request and a killed run resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from hope.cache import ResponseCache
+from hope.rag.config import DEFAULT_CONF_DIR, RagConfig, RagConfigError, load_rag_config
+from hope.rag.questions import generate_questions, ragas_testset
+from hope.stages.chunk import DEFAULT_DOCUMENTS, check_documents, read_jsonl, write_atomic
+
+DEFAULT_OUTPUT = Path("data/questions/questions.jsonl")
+
+
+def make_questions(
+    documents: Sequence[Mapping[str, Any]],
+    config: RagConfig,
+    profile: str,
+    cache: ResponseCache | None,
+    *,
+    questions_client: Any | None = None,
+    embedder: Any | None = None,
+    progress: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Questions and their summary; ``questions_client`` replaces the configured LLM's transport
+    (tests), ``embedder`` the configured embedder (used by ragas' generator only)."""
+    from hope.rag import models
+
+    check_documents(documents)
+    endpoint = models.role_endpoint(config, "questions")
+    make_llm = models.chat_llm_factory(endpoint, cache, questions_client)
+    fallback_llm = make_llm()
+    qcfg = config.questions
+    ragas_generate = None
+    ragas_client = None
+    if qcfg.generator != "fallback":
+        llm, ragas_client = models.judge_llm(
+            config,
+            endpoint,
+            cache,
+            purpose="ragas-testset",
+            temperature=config.ragas.temperature,
+            client=questions_client,
+        )
+        embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
+        ragas_generate = partial(
+            _ragas_generate,
+            llm=llm,
+            embeddings=embeddings,
+            seed=config.seed,
+            call_timeout_s=qcfg.ragas_timeout_s,
+            max_workers=endpoint.settings.concurrency,
+        )
+    questions, report = generate_questions(
+        documents,
+        per_domain=qcfg.count_for(profile),
+        mode=qcfg.generator,
+        seed=config.seed,
+        fallback_llm=fallback_llm,
+        ragas_generate=ragas_generate,
+        context_chars=qcfg.context_chars,
+        max_attempts=qcfg.max_attempts,
+        progress=progress,
+    )
+    summary = {
+        "profile": profile,
+        "questions": len(questions),
+        "per_generator": {
+            g: sum(q["generator"] == g for q in questions) for g in ("ragas", "fallback")
+        },
+        "domains": report,
+        "llm": endpoint.identity,
+        "usage": {
+            "fallback": fallback_llm.usage.to_dict(),
+            "ragas": ragas_client.usage() if ragas_client is not None else None,
+        },
+        "config": config.questions.model_dump(),
+        "seed": config.seed,
+    }
+    return questions, summary
+
+
+def _ragas_generate(domain, docs, count, **kwargs):
+    return ragas_testset(domain, docs, count, **kwargs)
+
+
+def open_stage_cache(path: str | None) -> ResponseCache:
+    from hope.models.factory import open_cache
+
+    return open_cache(path)
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
+    )
+    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
+    )
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--documents", type=Path, default=DEFAULT_DOCUMENTS)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    add_common_args(parser)
+    return parser.parse_args(argv)
+
+
+def jsonl_lines(records: Sequence[Mapping[str, Any]]):
+    return (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    try:
+        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+        documents = read_jsonl(args.documents)
+        if not documents:
+            raise ValueError(f"{args.documents}: no documents")
+        check_documents(documents, str(args.documents))
+        questions, summary = make_questions(
+            documents, config, profile, open_stage_cache(args.cache), progress=not args.no_progress
+        )
+    except (RagConfigError, ValueError, FileNotFoundError, RuntimeError) as exc:
+        print(f"questions: error: {exc}", file=sys.stderr)
+        return 1
+    summary["wall_s"] = round(time.perf_counter() - started, 2)
+    write_atomic(args.output, jsonl_lines(questions))
+    write_atomic(args.output.parent / "summary.json", [json.dumps(summary, indent=2) + "\n"])
+    print(
+        f"questions: {len(questions)} questions ({summary['per_generator']}) -> {args.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import pytest
+
+from hope.cache import ResponseCache
+from hope.rag.questions import excerpt_windows, generate_questions, plan_slots
+from hope.stages.questions import make_questions
+from hope.testing import FakeChatClient
+
+from .helpers import DOCS, fake_config
+
+
+def ragas_record(domain, doc_id, n):
+    return {
+        "domain": domain,
+        "doc_id": doc_id,
+        "question": f"Ragas question {n}?",
+        "reference": "Ragas answer.",
+        "reference_contexts": ["ctx"],
+        "source_doc_ids": [doc_id],
+        "generator": "ragas",
+        "generator_detail": "single_hop_specific_query_synthesizer",
+    }
+
+
+def test_excerpts_are_sentence_aligned_and_bounded():
+    text = DOCS[0]["text"]
+    windows = excerpt_windows(text, 120)
+    assert all(len(w) <= 120 for w in windows)
+    assert all(w in text for w in windows)
+    assert all(w.endswith(".") for w in windows)
+    assert " ".join(windows).replace(" ", "") == text.replace(" ", "")
+
+
+def test_slots_are_seeded_and_spread_over_documents():
+    docs = [
+        {**DOCS[0], "doc_id": "a", "domain": "news"},
+        {**DOCS[1], "doc_id": "b", "domain": "news"},
+    ]
+    first = plan_slots("news", docs, 4, seed=1, context_chars=150)
+    again = plan_slots("news", list(reversed(docs)), 4, seed=1, context_chars=150)
+    assert [(s.doc_id, s.excerpts) for s in first] == [(s.doc_id, s.excerpts) for s in again]
+    assert sorted(s.doc_id for s in first) == ["a", "a", "b", "b"]
+    same_doc = [s for s in first if s.doc_id == first[0].doc_id]
+    assert same_doc[0].excerpts[0] != same_doc[1].excerpts[0]  # a new excerpt per question
+
+
+def fallback_llm(cache=None, responder=None):
+    from hope.rag import models
+
+    config = fake_config()
+    client = FakeChatClient(responder) if responder else FakeChatClient()
+    endpoint = models.role_endpoint(config, "questions")
+    return models.chat_llm_factory(endpoint, cache, client)(), client
+
+
+def test_fallback_is_recorded_when_ragas_raises():
+    llm, _ = fallback_llm()
+
+    def broken(domain, docs, count):
+        raise ValueError("Documents appears to be too short")
+
+    questions, report = generate_questions(
+        DOCS, per_domain=2, mode="auto", seed=3, fallback_llm=llm, ragas_generate=broken
+    )
+    assert len(questions) == 4
+    assert {q["generator"] for q in questions} == {"fallback"}
+    assert all(q["fallback_reason"].startswith("ragas failed: ValueError") for q in questions)
+    assert report["news"]["ragas_error"].startswith("ValueError: Documents appears")
+    assert [q["question_id"] for q in questions] == [
+        "news-q000",
+        "news-q001",
+        "wiki-q000",
+        "wiki-q001",
+    ]
+    for q in questions:
+        doc = next(d for d in DOCS if d["doc_id"] == q["doc_id"])
+        assert q["domain"] == doc["domain"]
+        assert q["reference_contexts"][0] in doc["text"]
+        assert q["question"] and q["reference"]
+
+
+def test_ragas_shortfall_is_filled_by_the_fallback():
+    llm, _ = fallback_llm()
+
+    def one_each(domain, docs, count):
+        return [ragas_record(domain, docs[0]["doc_id"], 0)]
+
+    questions, report = generate_questions(
+        DOCS, per_domain=3, mode="auto", seed=3, fallback_llm=llm, ragas_generate=one_each
+    )
+    news = [q for q in questions if q["domain"] == "news"]
+    assert [q["generator"] for q in news] == ["ragas", "fallback", "fallback"]
+    assert news[0]["fallback_reason"] is None
+    assert news[1]["fallback_reason"] == "ragas produced 1 of 3"
+    assert report["wiki"] | {"fallback_errors": []} == {
+        "requested": 3,
+        "ragas": 1,
+        "fallback": 2,
+        "failed": 0,
+        "ragas_error": None,
+        "fallback_errors": [],
+    }
+
+
+def test_ragas_only_mode_fails_loudly_naming_the_domain():
+    def broken(domain, docs, count):
+        raise RuntimeError("bad JSON")
+
+    with pytest.raises(RuntimeError, match="domain 'news'"):
+        generate_questions(
+            DOCS, per_domain=1, mode="ragas", seed=3, fallback_llm=None, ragas_generate=broken
+        )
+
+
+def test_failed_llm_slots_are_counted_not_invented():
+    llm, _client = fallback_llm(responder=lambda request: '{"question": "no"}')
+    questions, report = generate_questions(
+        DOCS[:1], per_domain=2, mode="fallback", seed=3, fallback_llm=llm, max_attempts=2
+    )
+    assert questions == []
+    assert report["news"]["failed"] == 2
+    assert report["news"]["fallback_errors"][0]["errors"][0].startswith("invalid response")
+
+
+def test_same_seed_same_questions_and_warm_rerun_sends_nothing():
+    cache = ResponseCache(None)
+    config = fake_config()
+    client = FakeChatClient()
+    first, _ = make_questions(DOCS, config, "sample", cache, questions_client=client)
+    sent = len(client.requests)
+    assert sent == 4
+    second, summary = make_questions(DOCS, config, "sample", cache, questions_client=client)
+    assert second == first
+    assert len(client.requests) == sent
+    assert summary["usage"]["fallback"]["cache_hits"] == 4
+    other, _ = make_questions(
+        DOCS, fake_config(seed=8), "sample", ResponseCache(None), questions_client=FakeChatClient()
+    )
+    assert [q["question"] for q in other] != [q["question"] for q in first]
