@@ -111,10 +111,13 @@ def main() -> None:
                 url, tmp / "cold.sqlite", document, passages, args.concurrency
             )
             cold_calls = cold.usage["llm"]["requests"]
-            warm, warm_wall = run_once(
-                url, tmp / "cold.sqlite", document, passages, args.concurrency
-            )
-            warm_calls = warm.usage["llm"]["requests"]
+            # Best of three: a warm run is short enough for scheduler noise to matter.
+            warm_runs = [
+                run_once(url, tmp / "cold.sqlite", document, passages, args.concurrency)
+                for _ in range(3)
+            ]
+            warm_wall = min(wall for _, wall in warm_runs)
+            warm_calls = sum(r.usage["llm"]["requests"] for r, _ in warm_runs)
         calls, peak = stats["requests"], stats["max_in_flight"]
         assert calls == cold_calls + warm_calls, (calls, cold_calls, warm_calls)
         with simulated_server(args.latency, args.fault_rate) as (url, faulty_stats):
@@ -144,9 +147,10 @@ def main() -> None:
         },
         "warm": {
             "wall_s": round(warm_wall, 4),
+            "wall_s_each": [round(wall, 4) for _, wall in warm_runs],
             "calls": warm_calls,
             "speedup_vs_cold": round(cold_wall / warm_wall, 1),
-            "scores_equal_cold": warm.scores == cold.scores,
+            "scores_equal_cold": all(r.scores == cold.scores for r, _ in warm_runs),
         },
         "faulty": {
             "fault_rate": args.fault_rate,
