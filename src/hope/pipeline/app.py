@@ -1,0 +1,31 @@
+"""``hope-run``: the Hydra entry point of the experiment (``conf/config.yaml``).
+
+    hope-run                                          # sample corpus, offline models
+    hope-run chunker=fixed_500_o0 hope=reference llm=vllm
+    hope-run -m chunker=glob(*) hope=paper,reference launcher=joblib
+    hope-run experiment=paper dry_run=true
+
+Returns the objective to Hydra, so a sweeper (e.g. hydra-optuna-sweeper) can tune on it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import hydra
+from omegaconf import DictConfig
+
+from hope.pipeline import CONF_DIR
+from hope.pipeline.run import run
+
+
+@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def main(cfg: DictConfig) -> float:
+    # Hydra configures logging to INFO for the app; the HTTP client's per-request lines are noise.
+    for name in ("httpx", "httpx2"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    return run(cfg)
+
+
+if __name__ == "__main__":
+    main()

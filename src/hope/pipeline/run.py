@@ -1,0 +1,357 @@
+"""``run(cfg)``: one experiment job from a composed ``conf/config.yaml``.
+
+Steps, each a pure function of the config where it can be:
+
+1. documents: ``data.documents`` if given; else the DVC output ``data/prepared/documents.jsonl``
+   when its manifest was made for this corpus group (same profile, seed, minimum length, counts and
+   source location); else the corpus is fetched/copied and prepared into the job's folder with the
+   same code as the DVC stages (``hope.stages.download`` / ``prepare``);
+2. chunkers: the selected ``chunker`` group config (one, sweepable, parameters overridable), or
+   every name in ``chunkers``;
+3. HOPE for every (document, chunker) pair (``hope.stages.score.score_pairs``), BLEU if enabled;
+4. outputs in the job folder (scores.csv, evidence.jsonl, summary.json, chunks_summary.json) and,
+   with tracking on, one MLflow run (a child of the sweep's run in a multirun);
+5. returns the objective: the mean of ``objective``'s column over the pairs where it is defined.
+
+``dry_run=true`` stops after step 2 and prints the LLM work instead (``hope.pipeline.estimate``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import math
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from hope.chunking.registry import Chunker, load_chunkers
+from hope.chunking.settings import ChunkerConfigError
+from hope.corpora import DOMAINS
+from hope.corpora.config import load_params, profile_of, resolve_source, target_count
+from hope.io import write_atomic, write_json_atomic
+from hope.stages.chunk import check_documents, chunk_documents, read_jsonl
+from hope.stages.chunk import summarise as summarise_chunks
+
+log = logging.getLogger("hope.pipeline")
+
+_CORPUS_KEYS = ("profile", "seed", "min_chars", "counts", "mirror_path")
+
+
+def _repo() -> Path:
+    from hope.pipeline import REPO_ROOT
+
+    return REPO_ROOT
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, DictConfig) or OmegaConf.is_config(node):
+        return OmegaConf.to_container(node, resolve=True)
+    return node
+
+
+# --- 1. documents --------------------------------------------------------------------------------
+
+
+def corpora_config(corpus: Mapping[str, Any], params_path: Path) -> dict[str, Any]:
+    """The ``corpora:`` params the stages understand, with the corpus group's choices applied.
+
+    Source locations (URLs, revisions, checksums, mirror files) stay those of params.yaml, the one
+    place DVC also reads; the group picks the profile, seed, counts and mirror folder.
+    """
+    cfg = load_params(params_path)
+    for key in _CORPUS_KEYS:
+        if corpus.get(key) is not None:
+            cfg[key] = corpus[key]
+    profile = profile_of(cfg)
+    if "allow_shortfall" in corpus:
+        cfg["allow_shortfall"] = {
+            **cfg.get("allow_shortfall", {}),
+            profile: corpus["allow_shortfall"],
+        }
+    return cfg
+
+
+def prepared_matches(manifest: Mapping[str, Any], cfg: Mapping[str, Any]) -> bool:
+    """Whether a prepare-stage manifest was produced for exactly this corpus configuration."""
+    if manifest.get("profile") != profile_of(dict(cfg)):
+        return False
+    if manifest.get("seed") != cfg.get("seed") or manifest.get("min_chars") != cfg.get("min_chars"):
+        return False
+    domains = manifest.get("domains") or {}
+    for domain in DOMAINS:
+        report = domains.get(domain)
+        if report is None or report.get("requested") != target_count(dict(cfg), domain):
+            return False
+        spec = (report.get("download") or {}).get("spec") or {}
+        if spec.get("base") != resolve_source(dict(cfg), domain).base:
+            return False
+    return True
+
+
+def prepare_corpus(cfg: Mapping[str, Any], work_dir: Path) -> Path:
+    """Download (or copy from the mirror / package) and prepare into ``work_dir``."""
+    from hope.stages.download import run_download
+    from hope.stages.prepare import run_prepare
+
+    raw = work_dir / "raw"
+    for domain in DOMAINS:
+        run_download(dict(cfg), domain, raw / domain)
+    run_prepare(dict(cfg), raw, work_dir / "prepared")
+    return work_dir / "prepared" / "documents.jsonl"
+
+
+def locate_documents(
+    cfg: DictConfig, work_dir: Path, *, allow_fetch: bool = True
+) -> tuple[Path | None, str]:
+    """(documents.jsonl, how it was found); (None, reason) when only an online fetch would do."""
+    if cfg.data.documents:
+        return Path(cfg.data.documents).expanduser().resolve(), "data.documents"
+    repo = _repo()
+    corpora = corpora_config(_plain(cfg.corpus), repo / "params.yaml")
+    prepared = repo / "data" / "prepared"
+    manifest_path = prepared / "manifest.json"
+    if (prepared / "documents.jsonl").is_file() and manifest_path.is_file():
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if prepared_matches(manifest, corpora):
+            return prepared / "documents.jsonl", "DVC output data/prepared (manifest matches)"
+    if not allow_fetch and profile_of(corpora) == "paper":
+        return None, "the paper corpus is not prepared here and a dry run fetches nothing"
+    return prepare_corpus(corpora, work_dir / "corpus"), f"prepared into {work_dir / 'corpus'}"
+
+
+def load_documents(path: Path, doc_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    documents = read_jsonl(path)
+    if doc_ids:
+        wanted = set(doc_ids)
+        unknown = wanted - {d.get("doc_id") for d in documents}
+        if unknown:
+            raise ValueError(f"data.doc_ids names unknown documents: {sorted(unknown)}")
+        documents = [d for d in documents if d["doc_id"] in wanted]
+    if not documents:
+        raise ValueError(f"{path}: no documents")
+    check_documents(documents, str(path))
+    return documents
+
+
+# --- 2. chunkers ---------------------------------------------------------------------------------
+
+
+def chunker_from_config(node: Mapping[str, Any]) -> Chunker:
+    """A chunker from a composed ``chunker`` group node, command-line overrides included."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    config = dict(node)
+    name = config.pop("name", None)
+    if not name or "_target_" not in config:
+        raise ChunkerConfigError(f"chunker config needs 'name' and '_target_', got {sorted(node)}")
+    try:
+        fn = instantiate(OmegaConf.create(config), _convert_="all")
+    except InstantiationException as exc:
+        cause = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise ChunkerConfigError(f"chunker {name!r}: {cause}") from cause
+    if not callable(fn):
+        raise ChunkerConfigError(f"chunker {name!r}: _target_ did not produce a callable")
+    return Chunker(name=str(name), fn=fn, config={"name": name, **config})
+
+
+def select_chunkers(cfg: DictConfig) -> list[Chunker]:
+    if cfg.get("chunker"):
+        return [chunker_from_config(_plain(cfg.chunker))]
+    return load_chunkers(list(cfg.chunkers), _repo() / "conf" / "chunker")
+
+
+# --- 3-5. scoring, outputs, tracking -------------------------------------------------------------
+
+
+def objective_value(rows: Sequence[Mapping[str, Any]], column: str) -> float:
+    if rows and column not in rows[0]:
+        raise ValueError(f"objective {column!r} is not a score column: {sorted(rows[0])}")
+    values = [r[column] for r in rows if isinstance(r.get(column), int | float)]
+    values = [float(v) for v in values if math.isfinite(v)]
+    return sum(values) / len(values) if values else math.nan
+
+
+def merge_bleu(rows: list[dict[str, Any]], bleu: Sequence[Mapping[str, Any]]) -> None:
+    by_pair = {(b["doc_id"], b["chunker"]): b["bleu"] for b in bleu}
+    for row in rows:
+        row["bleu"] = by_pair.get((row["doc_id"], row["chunker"]))
+
+
+def job_output_dir(output_dir: Path | None) -> Path:
+    from hydra.core.hydra_config import HydraConfig
+
+    if output_dir is not None:
+        path = Path(output_dir)
+    elif HydraConfig.initialized():
+        path = Path(HydraConfig.get().runtime.output_dir)
+    else:
+        path = Path(tempfile.mkdtemp(prefix="hope-run-"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def run_name(cfg: DictConfig, chunkers: Sequence[Chunker]) -> str:
+    chunking = chunkers[0].name if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
+    return f"{cfg.corpus.profile}/{chunking}/{cfg.hope.profile}"
+
+
+def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
+    """One job; returns the objective (NaN when no pair has it defined)."""
+    from hope.cli import build_from_config
+    from hope.evaluate import HopeEvaluator
+    from hope.stages.bleu import bleu_scores
+    from hope.stages.score import SCORE_COLUMNS, rows_to_csv, score_pairs, score_row, summarise
+
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    out = job_output_dir(output_dir)
+
+    mark = time.perf_counter()
+    path, origin = locate_documents(cfg, out, allow_fetch=not cfg.dry_run)
+    chunkers = select_chunkers(cfg)
+    if cfg.dry_run:
+        from hope.pipeline.estimate import estimate_for_config, format_estimate
+
+        documents = load_documents(path, cfg.data.doc_ids) if path is not None else None
+        estimate = estimate_for_config(cfg, documents, chunkers)
+        print(format_estimate(estimate, origin))
+        write_json_atomic(out / "estimate.json", estimate.to_dict())
+        return float(estimate.total("to_send"))
+    documents = load_documents(path, cfg.data.doc_ids)
+    timings["prepare"] = time.perf_counter() - mark
+    log.info("%d documents (%s), chunkers %s", len(documents), origin, [c.name for c in chunkers])
+
+    mark = time.perf_counter()
+    passages = chunk_documents(documents, chunkers)
+    timings["chunk"] = time.perf_counter() - mark
+
+    mark = time.perf_counter()
+    settings, llm, embedder = build_from_config(cfg)
+    evaluator = HopeEvaluator(llm, embedder, settings)
+    scored = asyncio.run(
+        score_pairs(
+            evaluator,
+            documents,
+            passages,
+            parallel_pairs=int(cfg.scoring.parallel_pairs),
+            progress=bool(cfg.hope.progress),
+        )
+    )
+    timings["score"] = time.perf_counter() - mark
+    rows = [score_row(*item) for item in scored]
+    columns = list(SCORE_COLUMNS)
+    if cfg.bleu.enabled:
+        mark = time.perf_counter()
+        merge_bleu(
+            rows,
+            bleu_scores(documents, passages, tokenize=cfg.bleu.tokenize, joiner=cfg.bleu.joiner),
+        )
+        timings["bleu"] = time.perf_counter() - mark
+        columns.append("bleu")
+    objective = objective_value(rows, str(cfg.objective))
+
+    usage = llm.usage.to_dict()
+    summary = summarise(scored, usage)
+    failures = {
+        metric: sum(by_chunker.values())
+        for metric, by_chunker in summary["failures_by_metric_and_chunker"].items()
+    }
+    timings["total"] = time.perf_counter() - started
+    summary.update(
+        {
+            "documents_origin": origin,
+            "documents_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "chunkers": [c.name for c in chunkers],
+            "objective": {
+                "name": str(cfg.objective),
+                "value": None if math.isnan(objective) else objective,
+            },
+            "timings_s": timings,
+        }
+    )
+    write_atomic(out / "scores.csv", rows_to_csv(rows))
+    write_atomic(
+        out / "evidence.jsonl",
+        "".join(
+            json.dumps(
+                {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()},
+                ensure_ascii=False,
+                allow_nan=False,
+            )
+            + "\n"
+            for doc, chunker, result in scored
+        ),
+    )
+    write_json_atomic(out / "summary.json", summary)
+    write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
+    track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers)
+    log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)
+    return objective
+
+
+def track(
+    cfg: DictConfig,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    summary: Mapping[str, Any],
+    usage: Mapping[str, Any],
+    failures: Mapping[str, int],
+    timings: Mapping[str, float],
+    objective: float,
+    out: Path,
+    chunkers: Sequence[Chunker],
+) -> str | None:
+    from hope.pipeline.callbacks import job_context
+    from hope.tracking.mlflow_run import RunRecord, TrackingSettings, log_run
+
+    settings = TrackingSettings.from_mapping(_plain(cfg.tracking))
+    if not settings.enabled:
+        return None
+    parent_run_id, job_tags = job_context()
+    config = {k: v for k, v in _plain(cfg).items() if k != "hydra"}
+    record = RunRecord(
+        config=config,
+        rows=rows,
+        score_columns=columns,
+        objective_name=str(cfg.objective),
+        objective=objective,
+        seeds={"corpus": cfg.corpus.seed, "hope": cfg.hope.seed},
+        prompts=summary.get("prompts") or {},
+        usage=usage,
+        failures=failures,
+        timings=timings,
+        artifacts={
+            "scores.csv": out / "scores.csv",
+            "summary.json": out / "summary.json",
+            "chunks_summary.json": out / "chunks_summary.json",
+        },
+        evidence_artifacts={"evidence.jsonl": out / "evidence.jsonl"},
+        tags={
+            "hope.kind": "job",
+            "hope.corpus": str(cfg.corpus.profile),
+            "hope.profile": str(cfg.hope.profile),
+            "hope.llm": str(cfg.llm.model),
+            "hope.chunkers": ",".join(c.name for c in chunkers),
+            "hope.output_dir": str(out),
+            **job_tags,
+        },
+        extra_params={
+            "data.documents_sha256": summary.get("documents_sha256", ""),
+            "data.origin": summary.get("documents_origin", ""),
+        },
+        run_name=run_name(cfg, chunkers),
+        repo=_repo(),
+    )
+    run_id = log_run(record, settings, parent_run_id=parent_run_id)
+    log.info("MLflow run %s at %s", run_id, settings.uri)
+    return run_id

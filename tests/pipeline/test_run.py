@@ -1,0 +1,106 @@
+"""A whole job against the simulated LLM server: outputs, the MLflow run's contents, no secrets."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+from mlflow import MlflowClient
+
+from hope.pipeline.run import run
+
+from .conftest import compose, small_overrides
+
+SECRET_ENV_VALUE = "sk-env-secret-4242"
+SECRET_CONFIG_VALUE = "sk-config-secret-7777"
+
+
+def _artifacts(client: MlflowClient, run_id: str, path: str | None = None) -> list[str]:
+    out = []
+    for item in client.list_artifacts(run_id, path):
+        out += _artifacts(client, run_id, item.path) if item.is_dir else [item.path]
+    return out
+
+
+@pytest.mark.slow
+def test_job_logs_config_metrics_prompts_evidence_and_no_secret(
+    tmp_path: Path, documents_file: Path, sim_server, monkeypatch
+):
+    monkeypatch.setenv("HOPE_TEST_API_KEY", SECRET_ENV_VALUE)
+    overrides = [
+        *small_overrides(tmp_path, documents_file, sim_server.base_url),
+        # A key the config holds, and one resolved from the environment into a request field.
+        f"+llm.extra_body.api_key={SECRET_CONFIG_VALUE}",
+        "+llm.extra_body.note=${oc.env:HOPE_TEST_API_KEY}",
+    ]
+    cfg = compose(overrides)
+    out = tmp_path / "job"
+    objective = run(cfg, output_dir=out)
+
+    rows = list(csv.DictReader((out / "scores.csv").open()))
+    assert {(r["doc_id"], r["chunker"]) for r in rows} == {
+        ("tiny-news", "fixed_500_o0"),
+        ("tiny-wiki", "fixed_500_o0"),
+    }
+    assert objective == pytest.approx(sum(float(r["hope"]) for r in rows) / 2)
+    assert 0.0 <= objective <= 1.0
+
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    (logged,) = client.search_runs([client.get_experiment_by_name("hope").experiment_id])
+    data = logged.data
+    assert logged.info.status == "FINISHED"
+    assert data.metrics["objective"] == pytest.approx(objective)
+    # Three levels: corpus, domain, (document, chunker) pair; BLEU beside the HOPE scores.
+    for name in ("hope", "concept_unity", "semantic_independence", "information_preservation"):
+        assert f"corpus/{name}" in data.metrics
+        assert f"domain/news/{name}" in data.metrics and f"domain/wiki/{name}" in data.metrics
+        assert f"pair/fixed_500_o0/tiny-news/{name}" in data.metrics
+    assert data.metrics["corpus/hope"] == pytest.approx(objective)
+    assert data.metrics["pair/fixed_500_o0/tiny-wiki/hope"] == pytest.approx(
+        float(next(r["hope"] for r in rows if r["doc_id"] == "tiny-wiki"))
+    )
+    assert "corpus/bleu" in data.metrics
+    assert data.metrics["usage/requests"] > 0 and data.metrics["usage/prompt_tokens"] > 0
+    assert {"usage/cache_hits", "usage/failures", "time/total_s", "time/score_s"} <= set(
+        data.metrics
+    )
+    # Config, seeds, prompt versions, commit.
+    assert data.params["cfg.chunker.chunk_size"] == "200"
+    assert data.params["cfg.llm.extra_body.api_key"] == "***REDACTED***"
+    assert len(data.params["data.documents_sha256"]) == 64
+    assert data.params["seed.hope"] == "0" and data.params["seed.corpus"] == "2025"
+    assert data.params["prompt.concept_statements"].startswith("concept_statements@v")
+    assert len(data.tags["mlflow.source.git.commit"]) == 40
+    artifacts = _artifacts(client, logged.info.run_id)
+    assert {
+        "config.yaml",
+        "scores.csv",
+        "evidence.jsonl",
+        "summary.json",
+        "provenance.json",
+    } <= set(artifacts)
+    assert "prompts/truth_choice.yaml" in artifacts
+    prompt = Path(logged.info.artifact_uri.removeprefix("file://")) / "prompts/truth_choice.yaml"
+    assert "version: " in prompt.read_text() and "user: " in prompt.read_text()
+
+    # No secret anywhere in the store: the database file and every artifact.
+    stored = [tmp_path / "mlflow.db", *(p for p in (tmp_path / "mlruns").rglob("*") if p.is_file())]
+    for path in stored:
+        content = path.read_bytes()
+        assert SECRET_ENV_VALUE.encode() not in content, path
+        assert SECRET_CONFIG_VALUE.encode() not in content, path
+
+
+@pytest.mark.slow
+def test_tracking_none_writes_outputs_only(tmp_path: Path, documents_file: Path, sim_server):
+    overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
+    overrides = [o for o in overrides if not o.startswith("tracking.")]
+    cfg = compose([*overrides, "tracking=none", "bleu.enabled=false", "objective=concept_unity"])
+    value = run(cfg, output_dir=tmp_path / "job")
+    assert not (tmp_path / "mlflow.db").exists()
+    assert (tmp_path / "job" / "evidence.jsonl").stat().st_size > 0
+    rows = list(csv.DictReader((tmp_path / "job" / "scores.csv").open()))
+    assert "bleu" not in rows[0]
+    assert math.isclose(value, sum(float(r["concept_unity"]) for r in rows) / len(rows))
