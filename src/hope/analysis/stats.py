@@ -1,0 +1,364 @@
+"""Correlations with bootstrap confidence intervals, t-intervals of means, binned means and gains.
+
+Everything here refuses to print a number that the data cannot support: a statistic over fewer
+than ``min_n`` pairs, or over a constant column, is NaN and the row says why and over how many.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+DEFAULT_MIN_N = 10
+DEFAULT_BOOTSTRAP = 2000
+DEFAULT_CONFIDENCE = 0.95
+# Resamples are drawn in blocks so that memory stays bounded for large n and many resamples.
+_BLOCK = 512
+
+CORRELATION_COLUMNS = (
+    "row",
+    "col",
+    "n",
+    "pearson_r",
+    "pearson_p",
+    "pearson_ci_low",
+    "pearson_ci_high",
+    "spearman_rho",
+    "spearman_p",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "n_boot",
+    "n_boot_valid",
+    "reason",
+)
+
+
+def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson r of every row of ``x`` with the same row of ``y``; NaN for a constant row."""
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean(axis=1, keepdims=True)
+    sxy = np.einsum("ij,ij->i", xc, yc)
+    sxx = np.einsum("ij,ij->i", xc, xc)
+    syy = np.einsum("ij,ij->i", yc, yc)
+    denom = np.sqrt(sxx * syy)
+    # A resample that repeats one value (likely for small n) has no correlation, not r = 0; test
+    # the raw values, because the centred ones of a constant row need not be exactly 0.
+    degenerate = (np.ptp(x, axis=1) == 0) | (np.ptp(y, axis=1) == 0) | (denom == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = sxy / denom
+    r[degenerate] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _rowwise_ranks(codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """Average-tie ranks (1-based) within each row, given each value's dense rank ``codes``.
+
+    Counting how often each level occurs per row avoids sorting every resample: the rank of a
+    value is the count of smaller values plus the mean position among its ties. It equals
+    ``scipy.stats.rankdata(..., axis=1)`` on the values themselves.
+    """
+    rows = codes.shape[0]
+    offsets = (np.arange(rows) * n_levels)[:, None]
+    counts = np.bincount((codes + offsets).ravel(), minlength=rows * n_levels).reshape(
+        rows, n_levels
+    )
+    below = np.cumsum(counts, axis=1) - counts
+    return (
+        np.take_along_axis(below, codes, axis=1)
+        + (np.take_along_axis(counts, codes, axis=1) + 1) / 2.0
+    )
+
+
+def bootstrap_correlations(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson and Spearman coefficients over ``n_boot`` paired resamples (with replacement).
+
+    The generator is seeded from ``seed`` alone, so two cells with the same n see the same
+    resampled indices: the result does not depend on the order in which cells are computed.
+    Degenerate resamples give NaN.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(x)
+    rng = np.random.default_rng(seed)
+    x_levels, x_codes = np.unique(x, return_inverse=True)
+    y_levels, y_codes = np.unique(y, return_inverse=True)
+    pearson = np.empty(n_boot)
+    spearman = np.empty(n_boot)
+    for start in range(0, n_boot, _BLOCK):
+        size = min(_BLOCK, n_boot - start)
+        idx = rng.integers(0, n, size=(size, n))
+        xb, yb = x[idx], y[idx]
+        pearson[start : start + size] = _rowwise_pearson(xb, yb)
+        # Spearman's rho is Pearson's r of the (average-tie) ranks, as in scipy.stats.spearmanr.
+        spearman[start : start + size] = _rowwise_pearson(
+            _rowwise_ranks(x_codes[idx], len(x_levels)),
+            _rowwise_ranks(y_codes[idx], len(y_levels)),
+        )
+    return pearson, spearman
+
+
+def percentile_ci(
+    values: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float, float]:
+    """Percentile-method interval of the finite ``values`` (NaN, NaN when there are none)."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return math.nan, math.nan
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.percentile(finite, [100 * alpha, 100 * (1 - alpha)])
+    return float(low), float(high)
+
+
+def _is_constant(values: np.ndarray) -> bool:
+    return bool(np.ptp(values) == 0)
+
+
+def correlation_cell(
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    *,
+    min_n: int = DEFAULT_MIN_N,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+    x_name: str = "x",
+    y_name: str = "y",
+) -> dict[str, Any]:
+    """Pearson and Spearman with p-values and bootstrap CIs over the pairs where both are finite.
+
+    NaN everywhere, with ``reason`` set, when fewer than ``min_n`` complete pairs remain or either
+    side is constant (a correlation is undefined there, and scipy would only warn).
+    """
+    if min_n < 3:
+        raise ValueError(f"min_n must be at least 3 (a correlation of 2 points is ±1), got {min_n}")
+    if n_boot < 0:
+        raise ValueError(f"n_boot must be >= 0, got {n_boot}")
+    xa = np.asarray(x, dtype=float)
+    ya = np.asarray(y, dtype=float)
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y differ in length ({xa.shape} vs {ya.shape})")
+    keep = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[keep], ya[keep]
+    n = int(keep.sum())
+    cell: dict[str, Any] = {c: math.nan for c in CORRELATION_COLUMNS}
+    cell.update(n=n, n_boot=n_boot, n_boot_valid=0, reason="")
+    if n < min_n:
+        cell["reason"] = f"n={n} < min_n={min_n}"
+        return cell
+    constant = [name for name, v in ((x_name, xa), (y_name, ya)) if _is_constant(v)]
+    if constant:
+        cell["reason"] = f"constant {' and '.join(constant)}"
+        return cell
+    pearson = stats.pearsonr(xa, ya)
+    spearman = stats.spearmanr(xa, ya)
+    cell.update(
+        pearson_r=float(pearson.statistic),
+        pearson_p=float(pearson.pvalue),
+        spearman_rho=float(spearman.statistic),
+        spearman_p=float(spearman.pvalue),
+    )
+    if n_boot:
+        boot_r, boot_rho = bootstrap_correlations(xa, ya, n_boot=n_boot, seed=seed)
+        cell["pearson_ci_low"], cell["pearson_ci_high"] = percentile_ci(boot_r, confidence)
+        cell["spearman_ci_low"], cell["spearman_ci_high"] = percentile_ci(boot_rho, confidence)
+        cell["n_boot_valid"] = int(np.isfinite(boot_r).sum())
+    return cell
+
+
+def correlation_table(
+    df: pd.DataFrame,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    *,
+    min_n: int = DEFAULT_MIN_N,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> pd.DataFrame:
+    """One row per (row, col) pair of columns of ``df``, in the given order (see correlation_cell).
+
+    Missing values are dropped pairwise, so ``n`` may differ from cell to cell.
+    """
+    absent = [c for c in [*rows, *cols] if c not in df.columns]
+    if absent:
+        raise KeyError(f"columns {absent} not in the frame (has {list(df.columns)})")
+    records = []
+    for row in rows:
+        for col in cols:
+            cell = correlation_cell(
+                df[col].to_numpy(dtype=float),
+                df[row].to_numpy(dtype=float),
+                min_n=min_n,
+                n_boot=n_boot,
+                seed=seed,
+                confidence=confidence,
+                x_name=col,
+                y_name=row,
+            )
+            cell.update(row=row, col=col)
+            records.append(cell)
+    return pd.DataFrame.from_records(records, columns=list(CORRELATION_COLUMNS))
+
+
+def mean_ci(
+    values: Sequence[float] | np.ndarray, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[int, float, float, float]:
+    """(n, mean, low, high): Student-t interval of the mean of the finite values.
+
+    The interval is NaN below two values, and collapses to the mean when all values agree.
+    """
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    n = int(arr.size)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    mean = float(arr.mean())
+    if n < 2:
+        return n, mean, math.nan, math.nan
+    sem = float(arr.std(ddof=1)) / math.sqrt(n)
+    if sem == 0:
+        return n, mean, mean, mean
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * sem
+    return n, mean, mean - half, mean + half
+
+
+def range_fraction(values: Sequence[float] | np.ndarray, lo: float = 0.0, hi: float = 1.0) -> float:
+    """Share of the metric's range [lo, hi] that the finite values span: (max - min) / (hi - lo)."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size == 0:
+        return math.nan
+    return float((arr.max() - arr.min()) / (hi - lo))
+
+
+def bin_edges(
+    x: Sequence[float] | np.ndarray,
+    *,
+    n_bins: int = 10,
+    min_bin_size: int = 5,
+    binning: str = "quantile",
+) -> np.ndarray:
+    """Edges for binning ``x``: at most ``n_bins`` bins, on average ``min_bin_size`` values each.
+
+    ``quantile`` bins hold about equally many pairs (stable end-bin means, which the gain reads);
+    ``width`` bins split the observed range equally, as a histogram would. Tied quantiles merge
+    bins, so fewer may come back. Fewer than two bins possible: an empty array.
+    """
+    if binning not in ("quantile", "width"):
+        raise ValueError(f"binning must be 'quantile' or 'width', got {binning!r}")
+    arr = np.asarray(x, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    k = min(n_bins, arr.size // max(min_bin_size, 1))
+    if k < 2 or _is_constant(arr):
+        return np.array([])
+    if binning == "quantile":
+        edges = np.unique(np.quantile(arr, np.linspace(0, 1, k + 1)))
+    else:
+        edges = np.linspace(arr.min(), arr.max(), k + 1)
+    return edges if len(edges) >= 3 else np.array([])
+
+
+def binned_means(
+    df: pd.DataFrame,
+    x: str,
+    ys: Sequence[str],
+    *,
+    n_bins: int = 10,
+    min_bin_size: int = 5,
+    binning: str = "quantile",
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> pd.DataFrame:
+    """Mean of each ``ys`` column (with t-interval) per bin of ``x``; one row per (y, bin).
+
+    The edges come from every pair with a finite ``x``, so all indicators share the same bins;
+    a pair whose indicator is NaN only leaves that indicator's bin mean. Bins are closed on the
+    left, the last one on both sides.
+    """
+    columns = ["y", "bin", "x_low", "x_high", "x_mean", "n", "mean", "ci_low", "ci_high"]
+    xs = df[x].to_numpy(dtype=float)
+    edges = bin_edges(xs, n_bins=n_bins, min_bin_size=min_bin_size, binning=binning)
+    if edges.size == 0:
+        return pd.DataFrame(columns=columns)
+    # searchsorted on the inner edges keeps every finite x, including the maximum, in a bin.
+    which = np.searchsorted(edges[1:-1], xs, side="right")
+    records = []
+    for y in ys:
+        values = df[y].to_numpy(dtype=float)
+        for b in range(len(edges) - 1):
+            mask = np.isfinite(xs) & (which == b) & np.isfinite(values)
+            n, mean, low, high = mean_ci(values[mask], confidence)
+            records.append(
+                {
+                    "y": y,
+                    "bin": b,
+                    "x_low": float(edges[b]),
+                    "x_high": float(edges[b + 1]),
+                    "x_mean": float(xs[mask].mean()) if n else math.nan,
+                    "n": n,
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def min_max_gains(bins: pd.DataFrame, ys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Per indicator: gain from the lowest to the highest bin, as the paper reports it (section 5).
+
+    ``gain_pct = (mean in the top bin - mean in the bottom bin) / mean in the bottom bin * 100``,
+    the relative improvement "when comparing readings at minimum and maximum" semantic
+    independence. The end bins are the lowest and highest bins that hold at least one pair; the
+    gain is NaN (with a reason) without two such bins or when the bottom mean is 0.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    names = list(ys) if ys is not None else list(dict.fromkeys(bins["y"]))
+    for y in names:
+        rows = bins[(bins["y"] == y) & (bins["n"] > 0)].sort_values("bin")
+        entry: dict[str, Any] = {
+            "gain_pct": math.nan,
+            "bottom_mean": math.nan,
+            "top_mean": math.nan,
+            "n_bottom": 0,
+            "n_top": 0,
+            "reason": "",
+        }
+        if len(rows) < 2:
+            entry["reason"] = "fewer than two populated bins"
+            out[y] = entry
+            continue
+        bottom, top = rows.iloc[0], rows.iloc[-1]
+        entry.update(
+            bottom_mean=float(bottom["mean"]),
+            top_mean=float(top["mean"]),
+            n_bottom=int(bottom["n"]),
+            n_top=int(top["n"]),
+        )
+        if bottom["mean"] == 0:
+            entry["reason"] = "bottom-bin mean is 0"
+        else:
+            entry["gain_pct"] = float((top["mean"] - bottom["mean"]) / bottom["mean"] * 100.0)
+        out[y] = entry
+    return out
+
+
+def finite_or_none(value: Any) -> Any:
+    """JSON-safe number: NaN and infinities become None (JSON has no NaN)."""
+    if isinstance(value, float | np.floating):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: finite_or_none(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,99 @@
+"""Logging paper_figures/ to MLflow, against a temporary local file store."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from hope.analysis.tracking import flatten_metrics, log_outputs_to_mlflow, resolve_tracking_uri
+
+
+@pytest.fixture
+def out_dir(tmp_path):
+    out = tmp_path / "paper_figures"
+    (out / "notebooks").mkdir(parents=True)
+    (out / "figure7.png").write_bytes(b"\x89PNG fake")
+    (out / "table2.md").write_text("| AC |\n")
+    (out / "notebooks" / "paper_outputs.ipynb").write_text("{}")
+    (out / "metrics.json").write_text(
+        json.dumps(
+            {
+                "pairs": 56,
+                "table2": {"FC": {"zeta_sem": {"r": 0.4, "p": None}}},
+                "best_chunker": "semantic_mpnet",
+            }
+        )
+    )
+    return out
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    uri = (tmp_path / "mlruns").as_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    return uri
+
+
+def _artifacts(client, run_id, path="paper_figures"):
+    names = []
+    for item in client.list_artifacts(run_id, path):
+        names += _artifacts(client, run_id, item.path) if item.is_dir else [item.path]
+    return sorted(names)
+
+
+def test_new_run_gets_every_file_and_the_metrics(out_dir, store):
+    run_id = log_outputs_to_mlflow(out_dir)
+    assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ  # opt-out scoped to the call
+    os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    try:
+        client = MlflowClient(tracking_uri=store)
+        run = client.get_run(run_id)
+        assert _artifacts(client, run_id) == [
+            "paper_figures/figure7.png",
+            "paper_figures/metrics.json",
+            "paper_figures/notebooks/paper_outputs.ipynb",
+            "paper_figures/table2.md",
+        ]
+        assert run.data.metrics == {"pairs": 56.0, "table2.FC.zeta_sem.r": 0.4}
+        assert run.info.status == "FINISHED"
+        assert client.get_experiment(run.info.experiment_id).name == "hope-paper"
+    finally:
+        del os.environ["MLFLOW_ALLOW_FILE_STORE"]
+
+
+def test_given_and_active_runs_are_used(out_dir, store, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = MlflowClient(tracking_uri=store)
+    experiment = client.create_experiment("other")
+    given = client.create_run(experiment).info.run_id
+    assert log_outputs_to_mlflow(out_dir, given) == given
+    assert "paper_figures/table2.md" in _artifacts(client, given)
+
+    mlflow.set_tracking_uri(store)
+    try:
+        with mlflow.start_run(experiment_id=experiment) as active:
+            assert log_outputs_to_mlflow(out_dir) == active.info.run_id
+        assert "paper_figures/figure7.png" in _artifacts(client, active.info.run_id)
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
+def test_missing_folder_and_uri_resolution(tmp_path, monkeypatch):
+    with pytest.raises(FileNotFoundError):
+        log_outputs_to_mlflow(tmp_path / "nope")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert resolve_tracking_uri() == f"sqlite:///{(tmp_path / 'mlflow.db').resolve()}"
+    assert resolve_tracking_uri("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_flatten_metrics_keeps_finite_numbers_only():
+    assert flatten_metrics({"a": {"b": 1, "c": None, "d": "x", "e": True}, "f": 2.5}) == {
+        "a.b": 1.0,
+        "f": 2.5,
+    }
