@@ -34,7 +34,8 @@ def test_default_config_is_the_offline_sample_experiment():
     assert cfg.tracking.enabled and cfg.tracking.uri.startswith("sqlite:///")
     assert cfg.objective == "hope" and cfg.dry_run is False
     # The sample experiment shrinks HOPE's per-passage work exactly as params.yaml does for DVC.
-    assert cfg.hope.concept_unity.n_items == 3 and cfg.hope.information_preservation.n_segments == 3
+    assert cfg.hope.focus_passages == 1 and cfg.hope.concept_unity.n_items == 3
+    assert cfg.hope.information_preservation.n_segments == 2
 
 
 @pytest.mark.parametrize("name", _options("chunker"))
