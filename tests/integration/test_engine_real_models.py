@@ -48,11 +48,17 @@ def comparable(result):
 
 
 @pytest.fixture(scope="module")
-def cold_runs(article, embedder):
+def cache_file(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache") / "cache.sqlite"
+
+
+@pytest.fixture(scope="module")
+def cold_runs(article, embedder, cache_file):
+    """Two cold runs: the first fills a cache file (the warm test reuses it), the second none."""
     text, passages = article
     runs = []
-    for _ in range(2):
-        llm = default_llm(ResponseCache(None))
+    for cache in (ResponseCache(cache_file), ResponseCache(None)):
+        llm = default_llm(cache)
         runs.append(HopeEvaluator(llm, embedder, small_settings()).evaluate(text, passages))
     return runs
 
@@ -77,15 +83,13 @@ def test_same_seed_same_numbers_from_a_cold_start(cold_runs):
     assert comparable(cold_runs[0]) == comparable(cold_runs[1])
 
 
-def test_warm_rerun_makes_no_llm_call(article, embedder, tmp_path):
+def test_warm_rerun_makes_no_llm_call(article, embedder, cold_runs, cache_file):
     text, passages = article
-    first = HopeEvaluator(
-        default_llm(ResponseCache(tmp_path / "c.sqlite")), embedder, small_settings()
-    ).evaluate(text, passages)
-    warm_llm = default_llm(ResponseCache(tmp_path / "c.sqlite"))
-    second = HopeEvaluator(warm_llm, embedder, small_settings()).evaluate(text, passages)
-    assert second.usage["llm"]["requests"] == 0
-    assert comparable(first) == comparable(second)
+    warm_llm = default_llm(ResponseCache(cache_file))
+    warm = HopeEvaluator(warm_llm, embedder, small_settings()).evaluate(text, passages)
+    assert warm.usage["llm"]["requests"] == 0
+    assert warm.usage["llm"]["cache_hits"] > 0
+    assert comparable(cold_runs[0]) == comparable(warm)
 
 
 def test_reference_profile_runs_on_real_models(article, embedder):
