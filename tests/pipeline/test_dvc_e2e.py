@@ -1,0 +1,103 @@
+"""`dvc repro` of the whole chain in a scratch copy of the repository, offline and fast.
+
+Both LLM sides (HOPE and RAG/RAGAS) talk to the simulated OpenAI-compatible server and the
+embedders are the hashing double, so what is tested is the pipeline itself: every stage runs
+from a clean state, outputs join, the paper outputs appear, and a second `dvc repro` is a no-op
+that sends no request.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hope.testing import SimulatedServer
+
+pytestmark = pytest.mark.slow
+
+COPIED = ["dvc.yaml", "params.yaml", ".dvcignore", "conf", "notebooks", "src"]
+
+
+def scratch_repo(repo_root: Path, work: Path, base_url: str) -> None:
+    for name in COPIED:
+        source = repo_root / name
+        if source.is_dir():
+            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, work / name)
+    (work / ".venv").symlink_to(repo_root / ".venv")
+    params = yaml.safe_load((work / "params.yaml").read_text())
+    params["chunkers"] = ["fixed_500_o0", "recursive_500"]
+    params["hope"].update(
+        llm="llamacpp_server",
+        embedder="hashing",
+        cache=str(work / "cache.sqlite"),
+        overrides=[*params["hope"]["overrides"], f"llm.base_url={base_url}"],
+    )
+    simulated = {"preset": "llamacpp_server", "overrides": {"base_url": base_url}}
+    params["rag"].update(
+        llm={"questions": simulated, "answer": simulated, "judge": simulated},
+        embedder={"backend": "hashing"},
+        questions={"per_domain": {"sample": 1}, "generator": "fallback"},
+    )
+    params["analysis"].update(bootstrap=200, min_n=3, bins=3, min_bin_size=2)
+    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def dvc(work: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(work / ".venv" / "bin" / "dvc"), *args],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+
+
+def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp_path):
+    work = tmp_path / "repo"
+    work.mkdir()
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "MPLBACKEND": "Agg",
+        "HOPE_CACHE": str(work / "cache.sqlite"),
+        "MLFLOW_TRACKING_URI": f"sqlite:///{work / 'mlflow.db'}",
+    }
+    with SimulatedServer(latency_s=0.0) as server:
+        scratch_repo(repo_root, work, server.base_url)
+        assert dvc(work, "init", "--no-scm", "-q", env=env).returncode == 0
+        first = dvc(work, "repro", "paper_outputs", env=env)
+        assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+        requests_after_first = server.requests
+        assert requests_after_first > 0
+
+        rows = list(csv.DictReader((work / "data/hope/scores.csv").open()))
+        assert len(rows) == 7 * 2  # seven sample documents x two chunkers
+        assert {r["chunker"] for r in rows} == {"fixed_500_o0", "recursive_500"}
+        ragas = list(csv.DictReader((work / "data/ragas/per_doc_chunker.csv").open()))
+        assert ragas and {r["chunker"] for r in ragas} <= {"fixed_500_o0", "recursive_500"}
+        figures = work / "paper_figures"
+        for name in (
+            "table1.md",
+            "table2.md",
+            "table2.tex",
+            "leaderboard.md",
+            "figure6.png",
+            "figure7.png",
+            "notebooks/paper_outputs.ipynb",
+            "metrics.json",
+        ):
+            assert (figures / name).stat().st_size > 0, name
+
+        second = dvc(work, "repro", "paper_outputs", env=env)
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert "up to date" in second.stdout
+        assert server.requests == requests_after_first
