@@ -101,3 +101,39 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         assert second.returncode == 0, second.stderr[-3000:]
         assert "up to date" in second.stdout
         assert server.requests == requests_after_first
+
+
+def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
+    work = tmp_path / "repo"
+    work.mkdir()
+    identity = {
+        "GIT_AUTHOR_NAME": "hope",
+        "GIT_AUTHOR_EMAIL": "hope@localhost",
+        "GIT_COMMITTER_NAME": "hope",
+        "GIT_COMMITTER_EMAIL": "hope@localhost",
+    }
+    env = {**os.environ, **identity, "HF_HUB_OFFLINE": "1", "HOPE_CACHE": str(work / "c.sqlite")}
+    with SimulatedServer(latency_s=0.0) as server:
+        scratch_repo(repo_root, work, server.base_url)
+        (work / ".gitignore").write_text(".venv\ncache.sqlite\n")
+        for command in (
+            ["git", "init", "-q"],
+            ["git", "add", "-A"],
+            ["git", "commit", "-qm", "scratch"],
+        ):
+            subprocess.run(command, cwd=work, env=env, check=True, capture_output=True)
+        assert dvc(work, "init", "-q", env=env).returncode == 0
+        subprocess.run(
+            ["git", "commit", "-qam", "dvc init"],
+            cwd=work,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        run = dvc(work, "exp", "run", "-S", "hope.seed=7", "hope", env=env)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        shown = dvc(work, "exp", "show", "--csv", env=env)
+        assert shown.returncode == 0 and "hope.seed" in shown.stdout
+        header, *rows = list(csv.reader(shown.stdout.splitlines()))
+        seeds = {row[header.index("hope.seed")] for row in rows}
+        assert "7" in seeds
