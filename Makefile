@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format repro bench clean-cache
+.PHONY: setup test test-fast lint format repro bench bench-repro clean-cache
 
 setup: $(STAMP)
 
@@ -50,6 +50,10 @@ repro: setup
 
 bench: setup
 	$(BIN)/python bench/bench_engine.py
+
+# Cold and warm wall time of the default pipeline (about half an hour cold on 2 cores).
+bench-repro: setup
+	$(BIN)/python bench/bench_repro.py
 
 clean-cache:
 	rm -rf .cache/hope
