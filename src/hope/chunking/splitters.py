@@ -8,7 +8,23 @@ from hope.chunking.passages import Passage, build_passages
 from hope.chunking.settings import FixedSizeSettings, RecursiveSettings, validate_settings
 
 
-class FixedSizeChunker:
+class _LangChainChunker:
+    """Shared by the LangChain splitters: their text pieces are located back in the document."""
+
+    _splitter: Any
+    settings: Any
+
+    def __call__(self, document_text: str, doc_id: str, chunker_name: str) -> list[Passage]:
+        return build_passages(
+            self._splitter.split_text(document_text),
+            document_text,
+            doc_id,
+            chunker_name,
+            search_floor_back=self.settings.chunk_overlap,
+        )
+
+
+class FixedSizeChunker(_LangChainChunker):
     """Windows of exactly ``chunk_size`` characters, each starting ``chunk_size - chunk_overlap``
     characters after the previous one (the last window may be shorter).
 
@@ -30,17 +46,8 @@ class FixedSizeChunker:
             strip_whitespace=self.settings.strip_whitespace,
         )
 
-    def __call__(self, document_text: str, doc_id: str, chunker_name: str) -> list[Passage]:
-        return build_passages(
-            self._splitter.split_text(document_text),
-            document_text,
-            doc_id,
-            chunker_name,
-            search_floor_back=self.settings.chunk_overlap,
-        )
 
-
-class RecursiveChunker:
+class RecursiveChunker(_LangChainChunker):
     """LangChain's ``RecursiveCharacterTextSplitter``: split on paragraphs, then lines, then
     words, then characters, merging neighbours up to ``chunk_size`` characters."""
 
@@ -55,13 +62,4 @@ class RecursiveChunker:
             chunk_size=self.settings.chunk_size,
             chunk_overlap=self.settings.chunk_overlap,
             strip_whitespace=self.settings.strip_whitespace,
-        )
-
-    def __call__(self, document_text: str, doc_id: str, chunker_name: str) -> list[Passage]:
-        return build_passages(
-            self._splitter.split_text(document_text),
-            document_text,
-            doc_id,
-            chunker_name,
-            search_floor_back=self.settings.chunk_overlap,
         )

@@ -44,12 +44,9 @@ class ConceptUnity:
                 raw = scoring.concept_unity_pairwise(vectors)
             else:
                 raw = scoring.concept_unity_centroid(vectors)
-            evidence["raw"] = raw
-            evidence["score"] = scoring.clip_score(raw, self.ctx.settings.aggregation.clip)
+            self.ctx.scored(evidence, raw)
         except LLMCallError as exc:
-            evidence["status"] = "failed"
-            evidence["reason"] = exc.reason
-            self.ctx.fail(NAME, f"passage {index}", exc.reason)
+            self.ctx.failed(evidence, NAME, f"passage {index}", exc.reason)
         finally:
             self.ctx.advance()
         return evidence

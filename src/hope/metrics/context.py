@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from hope.metrics import scoring
 from hope.models.embeddings import Embedder
 from hope.models.llm import ChatLLM, StructuredResponse
 from hope.prompting import Prompt, load_prompt
@@ -74,6 +75,17 @@ class EvalContext:
 
     def fail(self, metric: str, item: str, reason: str) -> None:
         self.failures.append(Failure(metric=metric, item=item, reason=reason))
+
+    def scored(self, evidence: dict[str, Any], raw: float) -> None:
+        """Record a per-passage value and its clipped score (paper: negatives set to 0)."""
+        evidence["raw"] = raw
+        evidence["score"] = scoring.clip_score(raw, self.settings.aggregation.clip)
+
+    def failed(self, evidence: dict[str, Any], metric: str, item: str, reason: str) -> None:
+        """Mark an item failed: excluded from the mean, reported with its reason."""
+        evidence["status"] = "failed"
+        evidence["reason"] = reason
+        self.fail(metric, item, reason)
 
     def advance(self) -> None:
         if self.progress is not None:

@@ -68,12 +68,9 @@ class SemanticIndependence:
             if not sims:
                 raise LLMCallError("every question failed to get both answers", attempts=0)
             raw = scoring.semantic_independence_passage(sims)
-            evidence["raw"] = raw
-            evidence["score"] = scoring.clip_score(raw, self.ctx.settings.aggregation.clip)
+            self.ctx.scored(evidence, raw)
         except LLMCallError as exc:
-            evidence["status"] = "failed"
-            evidence["reason"] = exc.reason
-            self.ctx.fail(NAME, f"passage {index}", exc.reason)
+            self.ctx.failed(evidence, NAME, f"passage {index}", exc.reason)
         finally:
             self.ctx.advance()
         return evidence
