@@ -232,6 +232,46 @@ def test_concurrency_is_bounded():
     assert peak == 3
 
 
+def _gather_same_request(llm, copies):
+    async def many():
+        return await asyncio.gather(
+            *(
+                llm.structured(
+                    messages=MESSAGES,
+                    response_model=AnswerResponse,
+                    schema_name="a",
+                    prompt_id="a",
+                    temperature=0,
+                    seed=5,
+                )
+                for _ in range(copies)
+            ),
+            return_exceptions=True,
+        )
+
+    return asyncio.run(many())
+
+
+def test_identical_concurrent_requests_are_sent_once_and_shared():
+    script = Script({"answer": "shared"})
+    llm, _ = make(script)
+    results = _gather_same_request(llm, 4)
+    assert len(script.seeds) == 1
+    assert [r.value.answer for r in results] == ["shared"] * 4
+    assert [r.cached for r in results] == [False, True, True, True]
+    assert llm.usage.requests == 1 and llm.usage.cache_hits == 3
+
+
+def test_a_shared_request_that_fails_fails_every_caller_once():
+    script = Script(api_status_error(400))
+    llm, _ = make(script)
+    results = _gather_same_request(llm, 3)
+    assert len(script.seeds) == 1
+    assert all(isinstance(r, LLMCallError) for r in results)
+    assert llm.usage.failures == 3  # each caller records its own failed item
+    assert llm.usage.requests == 1
+
+
 def test_missing_api_key_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("HOPE_TEST_KEY", raising=False)
     llm = ChatLLM(

@@ -42,6 +42,7 @@ class EmbeddedServer:
         n_parallel: int = 4,
         ctx_per_slot: int = 4096,
         n_threads: int | None = None,
+        n_threads_batch: int | None = None,
         startup_timeout_s: float = 120.0,
     ):
         self.gguf_path = Path(gguf_path) if gguf_path else default_gguf_path()
@@ -50,6 +51,8 @@ class EmbeddedServer:
         self.n_parallel = n_parallel
         self.ctx_per_slot = ctx_per_slot
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        # Prompt processing (batches) and token generation have separate thread counts.
+        self.n_threads_batch = n_threads_batch or self.n_threads
         self.startup_timeout_s = startup_timeout_s
         self._server = None
         self._base_url: str | None = None
@@ -79,7 +82,7 @@ class EmbeddedServer:
         params.n_parallel = self.n_parallel
         params.n_ctx = self.n_parallel * self.ctx_per_slot
         params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads_batch
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # a free port, chosen by the server
         params.verbosity = 0

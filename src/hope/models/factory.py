@@ -36,12 +36,17 @@ def embedded_server(
     n_parallel: int = 4,
     ctx_per_slot: int = 4096,
     n_threads: int | None = None,
+    n_threads_batch: int | None = None,
 ) -> EmbeddedServer:
     """One server per process and configuration, shared by every client that asks for it."""
-    key = (gguf_path, n_parallel, ctx_per_slot, n_threads)
+    key = (gguf_path, n_parallel, ctx_per_slot, n_threads, n_threads_batch)
     if key not in _servers:
         _servers[key] = EmbeddedServer(
-            gguf_path, n_parallel=n_parallel, ctx_per_slot=ctx_per_slot, n_threads=n_threads
+            gguf_path,
+            n_parallel=n_parallel,
+            ctx_per_slot=ctx_per_slot,
+            n_threads=n_threads,
+            n_threads_batch=n_threads_batch,
         )
     return _servers[key]
 
@@ -54,11 +59,12 @@ def build_llm(
     n_parallel: int = 4,
     ctx_per_slot: int = 4096,
     n_threads: int | None = None,
+    n_threads_batch: int | None = None,
     **settings: Any,
 ) -> ChatLLM:
     llm_settings = LLMSettings(**settings)
     if backend == "embedded":
-        server = embedded_server(gguf_path, n_parallel, ctx_per_slot, n_threads)
+        server = embedded_server(gguf_path, n_parallel, ctx_per_slot, n_threads, n_threads_batch)
         return ChatLLM(
             llm_settings,
             identity=f"embedded:{server.identity}",

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -135,6 +135,7 @@ class ChatLLM:
         self._injected_client = client
         self._sleep = sleep
         self._per_loop: dict[int, tuple[Any, asyncio.Semaphore]] = {}
+        self._inflight: tuple[int | None, dict[str, asyncio.Future]] = (None, {})
         self.usage = Usage()
 
     def _add(self, field: str, amount: float) -> None:
@@ -254,6 +255,65 @@ class ChatLLM:
                 except (ValidationError, ValueError):
                     pass  # stale entry (schema or validation rules changed): ask again
 
+        # The same request may already be on its way for another caller: the pairs of one
+        # document share its information-preservation segments, and chunkers that cut a passage
+        # identically ask the same questions of it. Wait for that answer instead of computing it
+        # twice; the cache alone cannot help while the first request is still running.
+        inflight = self._inflight_requests()
+        pending = inflight.get(key)
+        if pending is not None:
+            self._add("cache_hits", 1)
+            shared, error = await asyncio.shield(pending)
+            if error is not None:
+                self._add("failures", 1)
+                raise error
+            return replace(shared, cached=True, attempts=0)
+        outcome: asyncio.Future = asyncio.get_running_loop().create_future()
+        inflight[key] = outcome
+        try:
+            result = await self._request(
+                key,
+                messages=messages,
+                response_model=response_model,
+                schema_name=schema_name,
+                temperature=temperature,
+                seed=seed,
+                max_tokens=max_tokens,
+                invalid_retry_temperatures=invalid_retry_temperatures,
+                validate=validate,
+            )
+        except LLMCallError as exc:
+            outcome.set_result((None, exc))
+            raise
+        except BaseException as exc:
+            # Cancelled or broken: waiting callers get the same error rather than hanging.
+            outcome.set_result((None, LLMCallError(f"shared request failed: {exc!r}", attempts=0)))
+            raise
+        else:
+            outcome.set_result((result, None))
+            return result
+        finally:
+            inflight.pop(key, None)
+
+    def _inflight_requests(self) -> dict[str, asyncio.Future]:
+        loop_id = id(asyncio.get_running_loop())
+        if self._inflight[0] != loop_id:
+            self._inflight = (loop_id, {})
+        return self._inflight[1]
+
+    async def _request(
+        self,
+        key: str,
+        *,
+        messages: Sequence[dict[str, str]],
+        response_model: type[BaseModel],
+        schema_name: str,
+        temperature: float,
+        seed: int | None,
+        max_tokens: int | None,
+        invalid_retry_temperatures: Sequence[float] | None,
+        validate: Callable[[Any], None] | None,
+    ) -> StructuredResponse:
         client, semaphore = self._loop_state()
         settings = self.settings
         fmt = response_format(schema_name, response_model, settings.strict_schema)
