@@ -9,7 +9,7 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -57,6 +57,36 @@ class LazyOpenAIClient:
 
     async def _create(self, **request: Any) -> Any:
         return await self._client().chat.completions.create(**request)
+
+
+def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
+    """A copy of a JSON schema in which every free string gets ``maxLength`` and every array
+    ``maxItems`` (where the schema sets none).
+
+    ragas' output models leave both open; a grammar-constrained backend then lets a small judge
+    write one statement forever until ``max_tokens`` cuts the JSON off, which costs the longest
+    possible request and still fails. With bounds the grammar closes the string or list instead.
+    An answer a capable judge writes stays inside the bounds, and ragas' own pydantic models
+    still validate the result.
+    """
+    if isinstance(schema, list):
+        return [
+            bound_schema(s, max_string_chars=max_string_chars, max_items=max_items) for s in schema
+        ]
+    if not isinstance(schema, dict):
+        return schema
+    bounded = {
+        key: bound_schema(value, max_string_chars=max_string_chars, max_items=max_items)
+        for key, value in schema.items()
+    }
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    free_string = "enum" not in schema and "const" not in schema and "pattern" not in schema
+    if "string" in types and free_string and "maxLength" not in schema:
+        bounded["maxLength"] = max_string_chars
+    if "array" in types and "maxItems" not in schema:
+        bounded["maxItems"] = max_items
+    return bounded
 
 
 def _jsonable(value: Any) -> Any:
@@ -114,8 +144,10 @@ class CachingChatClient:
         cache: ResponseCache | None,
         concurrency: int = 4,
         namespace: str = RAGAS_CACHE_NAMESPACE,
+        schema_bounds: Mapping[str, int] | None = None,
     ):
         self.inner = inner
+        self.schema_bounds = dict(schema_bounds) if schema_bounds else None
         self.identity = identity
         self.cache = cache
         self.concurrency = concurrency
@@ -143,6 +175,7 @@ class CachingChatClient:
     async def _create(self, **request: Any) -> Any:
         from openai.types.chat import ChatCompletion
 
+        request = self._bounded(request)
         key = self.key(request)
         if self.cache is not None:
             hit = self.cache.get_json(self.namespace, key)
@@ -163,6 +196,14 @@ class CachingChatClient:
         if self.cache is not None:
             self.cache.put_json(self.namespace, key, stored)
         return ChatCompletion.model_validate(stored)
+
+    def _bounded(self, request: dict[str, Any]) -> dict[str, Any]:
+        fmt = request.get("response_format")
+        if not self.schema_bounds or not isinstance(fmt, dict) or "json_schema" not in fmt:
+            return request
+        spec = dict(fmt["json_schema"])
+        spec["schema"] = bound_schema(spec.get("schema"), **self.schema_bounds)
+        return {**request, "response_format": {**fmt, "json_schema": spec}}
 
     def usage(self) -> dict[str, Any]:
         return {

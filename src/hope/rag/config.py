@@ -21,7 +21,7 @@ METRIC_NAMES = (
     "response_relevancy",
 )
 DEFAULT_CONF_DIR = Path("conf/rag")
-_BUILD_KEYS = {"backend", "gguf_path", "n_parallel", "ctx_per_slot", "n_threads"}
+_BUILD_KEYS = {"backend", "gguf_path", "n_parallel", "ctx_per_slot", "n_threads", "n_threads_batch"}
 
 
 class RagConfigError(ValueError):
@@ -70,6 +70,11 @@ class AnswerConfig(_Strict):
     temperature: float = Field(default=0.0, ge=0)
 
 
+class SchemaBounds(_Strict):
+    max_string_chars: int = Field(default=400, ge=1)
+    max_items: int = Field(default=16, ge=1)
+
+
 class RagasConfig(_Strict):
     metrics: list[str] = Field(default_factory=lambda: list(METRIC_NAMES))
     temperature: float = Field(default=0.0, ge=0)
@@ -79,6 +84,9 @@ class RagasConfig(_Strict):
     answer_correctness_weights: list[float] = Field(default_factory=lambda: [0.75, 0.25])
     factual_correctness_mode: Literal["precision", "recall", "f1"] = "f1"
     response_relevancy_strictness: int = Field(default=3, ge=1)
+    # Bounds added to ragas' open output schemas (hope.rag.clients.bound_schema); null sends them
+    # as ragas writes them.
+    schema_bounds: SchemaBounds | None = Field(default_factory=lambda: SchemaBounds())
 
     @field_validator("metrics")
     @classmethod
@@ -217,6 +225,7 @@ def model_endpoint(config: Mapping[str, Any], what: str = "llm") -> ModelEndpoin
             build.get("n_parallel", 4),
             build.get("ctx_per_slot", 4096),
             build.get("n_threads"),
+            build.get("n_threads_batch"),
         )
         return ModelEndpoint(settings, f"embedded:{server.identity}", server.ensure_started)
     if backend == "openai":

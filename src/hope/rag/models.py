@@ -58,6 +58,7 @@ def judge_llm(
         identity=endpoint.identity,
         cache=cache,
         concurrency=settings.concurrency,
+        schema_bounds=bounds.model_dump() if (bounds := config.ragas.schema_bounds) else None,
     )
     llm = instructor_llm(
         caching,

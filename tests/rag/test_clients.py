@@ -1,0 +1,91 @@
+"""The caching client under ragas: schema bounds for grammar-constrained judges."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import pytest
+from pydantic import BaseModel
+
+from hope.cache import ResponseCache
+from hope.rag.clients import CachingChatClient, bound_schema, instructor_llm
+from hope.rag.config import RagConfig
+
+
+class Classification(BaseModel):
+    statement: str
+    reason: str
+    verdict: int
+
+
+class Output(BaseModel):
+    classifications: list[Classification]
+    label: str = "x"
+
+
+def test_bound_schema_closes_free_strings_and_lists_only():
+    schema = {
+        "type": "object",
+        "properties": {
+            "free": {"type": "string"},
+            "short": {"type": "string", "maxLength": 5},
+            "choice": {"type": "string", "enum": ["a", "b"]},
+            "maybe": {"type": ["string", "null"]},
+            "items": {"type": "array", "items": {"type": "string"}},
+            "capped": {"type": "array", "maxItems": 2, "items": {"type": "integer"}},
+        },
+        "$defs": {"Inner": {"type": "object", "properties": {"s": {"type": "string"}}}},
+    }
+    bounded = bound_schema(schema, max_string_chars=100, max_items=7)
+    props = bounded["properties"]
+    assert props["free"]["maxLength"] == 100
+    assert props["short"]["maxLength"] == 5
+    assert "maxLength" not in props["choice"]
+    assert props["maybe"]["maxLength"] == 100
+    assert props["items"]["maxItems"] == 7 and props["items"]["items"]["maxLength"] == 100
+    assert props["capped"]["maxItems"] == 2
+    assert bounded["$defs"]["Inner"]["properties"]["s"]["maxLength"] == 100
+    assert "maxLength" not in schema["properties"]["free"]  # the input is left untouched
+
+
+class Recorder:
+    def __init__(self):
+        self.requests = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    async def create(self, **request):
+        from hope.testing import _completion
+
+        self.requests.append(request)
+        return _completion('{"classifications": [], "label": "y"}', request)
+
+
+def ask(client):
+    llm = instructor_llm(client, model="m", temperature=0.0, max_tokens=64, seed=1)
+    return asyncio.run(llm.agenerate("classify", Output))
+
+
+def test_ragas_requests_carry_bounded_schemas_and_the_bounds_enter_the_cache_key():
+    cache = ResponseCache(None)
+    inner = Recorder()
+    bounded = CachingChatClient(
+        inner, identity="x", cache=cache, schema_bounds={"max_string_chars": 50, "max_items": 3}
+    )
+    assert ask(bounded).label == "y"
+    schema = inner.requests[0]["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["classifications"]["maxItems"] == 3
+    assert schema["properties"]["label"]["maxLength"] == 50
+
+    unbounded = CachingChatClient(inner, identity="x", cache=cache)
+    ask(unbounded)
+    assert len(inner.requests) == 2  # a different request, not the bounded one's cached answer
+    plain = inner.requests[1]["response_format"]["json_schema"]["schema"]
+    assert "maxItems" not in plain["properties"]["classifications"]
+
+
+def test_schema_bounds_are_configurable_and_can_be_switched_off():
+    assert RagConfig().ragas.schema_bounds.max_string_chars == 400
+    assert RagConfig.model_validate({"ragas": {"schema_bounds": None}}).ragas.schema_bounds is None
+    with pytest.raises(ValueError):
+        RagConfig.model_validate({"ragas": {"schema_bounds": {"max_items": 0}}})
