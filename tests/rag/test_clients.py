@@ -85,7 +85,39 @@ def test_ragas_requests_carry_bounded_schemas_and_the_bounds_enter_the_cache_key
 
 
 def test_schema_bounds_are_configurable_and_can_be_switched_off():
-    assert RagConfig().ragas.schema_bounds.max_string_chars == 400
+    assert RagConfig().ragas.schema_bounds.max_string_chars == 500
     assert RagConfig.model_validate({"ragas": {"schema_bounds": None}}).ragas.schema_bounds is None
     with pytest.raises(ValueError):
         RagConfig.model_validate({"ragas": {"schema_bounds": {"max_items": 0}}})
+
+
+def test_few_shot_examples_can_be_dropped_from_every_ragas_prompt():
+    from ragas.prompt.metrics.base_prompt import BasePrompt
+
+    from hope.models.embeddings import HashingEmbedder
+    from hope.rag.clients import ragas_embeddings
+    from hope.rag.config import RagasConfig
+    from hope.rag.scoring import build_metrics
+
+    llm = instructor_llm(
+        CachingChatClient(Recorder(), identity="x", cache=None),
+        model="m",
+        temperature=0.0,
+        max_tokens=8,
+        seed=1,
+    )
+    embeddings = ragas_embeddings(HashingEmbedder(dim=8))
+
+    def example_counts(config):
+        metrics = build_metrics(llm, embeddings, config)
+        return {
+            (name, attr): len(prompt.examples)
+            for name, metric in metrics.items()
+            for attr, prompt in vars(metric).items()
+            if isinstance(prompt, BasePrompt)
+        }
+
+    stripped = example_counts(RagasConfig(few_shot_examples=False))
+    assert len(stripped) == 6 and set(stripped.values()) == {0}
+    kept = example_counts(RagasConfig())  # ragas' class-level examples are left untouched
+    assert set(kept) == set(stripped) and all(count > 0 for count in kept.values())

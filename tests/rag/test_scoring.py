@@ -152,6 +152,8 @@ def test_counts_aggregation_and_outputs():
     rows = run(items, metrics)
     summary = failure_summary(rows)
     assert summary["failed_per_metric"] == {"answer_correctness": 2, "context_recall": 2}
+    assert summary["attempted_per_metric"] == {"answer_correctness": 6, "context_recall": 6}
+    assert summary["scored_per_metric"] == {"answer_correctness": 4, "context_recall": 4}
     assert summary["failed_per_chunker"] == {
         "c1": {"answer_correctness": 1, "context_recall": 1},
         "c2": {"answer_correctness": 1, "context_recall": 1},

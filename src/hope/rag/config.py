@@ -71,8 +71,8 @@ class AnswerConfig(_Strict):
 
 
 class SchemaBounds(_Strict):
-    max_string_chars: int = Field(default=400, ge=1)
-    max_items: int = Field(default=16, ge=1)
+    max_string_chars: int = Field(default=500, ge=1)
+    max_items: int = Field(default=32, ge=1)
 
 
 class RagasConfig(_Strict):
@@ -84,6 +84,8 @@ class RagasConfig(_Strict):
     answer_correctness_weights: list[float] = Field(default_factory=lambda: [0.75, 0.25])
     factual_correctness_mode: Literal["precision", "recall", "f1"] = "f1"
     response_relevancy_strictness: int = Field(default=3, ge=1)
+    # false: ragas' prompts without their few-shot examples (instruction, schema and input only).
+    few_shot_examples: bool = True
     # Bounds added to ragas' open output schemas (hope.rag.clients.bound_schema); null sends them
     # as ragas writes them.
     schema_bounds: SchemaBounds | None = Field(default_factory=lambda: SchemaBounds())

@@ -53,7 +53,28 @@ def build_metrics(llm: Any, embeddings: Any, config: RagasConfig) -> dict[str, A
             llm=llm, embeddings=embeddings, strictness=config.response_relevancy_strictness
         ),
     }
-    return {name: factories[name]() for name in config.metrics}
+    metrics = {name: factories[name]() for name in config.metrics}
+    if not config.few_shot_examples:
+        for metric in metrics.values():
+            drop_prompt_examples(metric)
+    return metrics
+
+
+def drop_prompt_examples(metric: Any) -> int:
+    """Empty the few-shot examples of every prompt a ragas metric holds; returns how many.
+
+    A 135M judge copies the examples' statements ("Albert Einstein was ...") into its answers
+    about our documents, and the examples are most of each prompt's tokens (measured: 1,300 of
+    the context-recall prompt's tokens before the input).
+    """
+    from ragas.prompt.metrics.base_prompt import BasePrompt
+
+    emptied = 0
+    for value in vars(metric).values():
+        if isinstance(value, BasePrompt) and value.examples:
+            value.examples = []
+            emptied += 1
+    return emptied
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -197,12 +218,12 @@ def failure_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     metrics = metric_names_of(rows)
     per_chunker: dict[str, dict[str, int]] = {}
     totals = dict.fromkeys(metrics, 0)
-    scored = dict.fromkeys(metrics, 0)
+    attempted = dict.fromkeys(metrics, 0)
     reasons: dict[str, Counter[str]] = {m: Counter() for m in metrics}
     for row in rows:
         counts = per_chunker.setdefault(row["chunker"], dict.fromkeys(metrics, 0))
         for metric in metrics:
-            scored[metric] += 1
+            attempted[metric] += 1
             reason = row.get(f"{metric}_error")
             if reason is not None:
                 counts[metric] += 1
@@ -211,7 +232,8 @@ def failure_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {
         "items": len(rows),
         "failed_per_metric": totals,
-        "scored_per_metric": scored,
+        "attempted_per_metric": attempted,
+        "scored_per_metric": {m: attempted[m] - totals[m] for m in metrics},
         "failed_per_chunker": per_chunker,
         "reasons_per_metric": {m: dict(sorted(c.items())) for m, c in reasons.items()},
     }
