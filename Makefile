@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format repro bench bench-repro clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-repro clean-cache
 
 setup: $(STAMP)
 
@@ -41,6 +41,11 @@ lint: setup
 format: setup
 	$(BIN)/ruff check --fix src tests bench
 	$(BIN)/ruff format src tests bench
+
+# params.yaml is generated from conf/ (conf/dvc_params.yaml): edit conf/, then `make params`.
+# Needs .venv (make setup) but not the setup target, so that it never reinstalls anything.
+params:
+	$(BIN)/python -m hope.pipeline.params
 
 # The RAG stages (questions, rag, ragas) are declared in dvc.yaml but not part of the default
 # run: with the embedded 135M model as RAGAS judge they take hours on 2 cores (README).

@@ -123,15 +123,43 @@ def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
         ):
             subprocess.run(command, cwd=work, env=env, check=True, capture_output=True)
         assert dvc(work, "init", "-q", env=env).returncode == 0
+        # The repository's DVC config: Hydra composition of conf/dvc_params.yaml for `-S`.
+        shutil.copy2(repo_root / ".dvc" / "config", work / ".dvc" / "config")
+        subprocess.run(["git", "add", "-A"], cwd=work, env=env, check=True, capture_output=True)
         subprocess.run(
-            ["git", "commit", "-qam", "dvc init"],
+            ["git", "commit", "-qm", "dvc init"],
             cwd=work,
             env=env,
             check=True,
             capture_output=True,
         )
-        run = dvc(work, "exp", "run", "-S", "hope.seed=7", "hope", env=env)
+        # With Hydra, `-S` recomposes params.yaml from conf/ (scratch_repo's edits of params.yaml
+        # are gone), so the simulated models come in as overrides too; llamacpp_server reads its
+        # base_url from LLAMACPP_BASE_URL.
+        overrides = [
+            "hope.seed=7",
+            "hope.llm=llamacpp_server",
+            "hope.embedder=hashing",
+            "hope.cache=cache.sqlite",
+            "chunkers=[fixed_500_o0,recursive_500]",
+        ]
+        run = dvc(
+            work,
+            "exp",
+            "run",
+            *(arg for o in overrides for arg in ("-S", o)),
+            "hope",
+            env={**env, "LLAMACPP_BASE_URL": server.base_url},
+        )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        params = yaml.safe_load((work / "params.yaml").read_text())
+        assert params["hope"]["seed"] == 7 and params["chunkers"] == [
+            "fixed_500_o0",
+            "recursive_500",
+        ]
+        assert params["hope"]["overrides"][0] == "hope.focus_passages=1"  # conf/experiment/sample
+        assert params["corpora"]["sources"]  # conf/corpora/sources.yaml
+        assert server.requests > 0
         shown = dvc(work, "exp", "show", "--csv", env=env)
         assert shown.returncode == 0 and "hope.seed" in shown.stdout
         header, *rows = list(csv.reader(shown.stdout.splitlines()))

@@ -1,0 +1,224 @@
+"""params.yaml is generated from conf/ (conf/dvc_params.yaml), and hope-run and DVC agree on it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
+
+from hope.pipeline import CONF_DIR, REPO_ROOT
+from hope.pipeline.params import CONFIG_NAME, SECTIONS, compose_params, main, read_params
+from hope.resolvers import as_overrides
+
+from .conftest import compose
+
+EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+
+
+def test_committed_params_yaml_is_the_composition_of_conf():
+    # Drift guard: edit conf/, then `make params` (python -m hope.pipeline.params).
+    path = REPO_ROOT / "params.yaml"
+    assert read_params(path) == compose_params(), "params.yaml is stale: run `make params`"
+    assert path.read_text(encoding="utf-8").startswith("# GENERATED from conf/")
+
+
+def test_the_sample_experiment_keeps_the_pipeline_parameters():
+    params = compose_params()
+    assert params["corpora"]["profile"] == "sample" and params["corpora"]["seed"] == 2025
+    assert sum(params["corpora"]["counts"].values()) == 131  # Table 1, read by mirror and paper
+    assert len(params["chunkers"]) == 8
+    assert params["hope"] == {
+        "profile": "paper",
+        "seed": 0,
+        "llm": "embedded",
+        "embedder": "minilm",
+        "cache": ".cache/hope/cache.sqlite",
+        "parallel_pairs": 4,
+        "overrides": [
+            "hope.focus_passages=1",
+            "hope.concept_unity.n_items=3",
+            "hope.semantic_independence.n_questions=1",
+            "hope.information_preservation.n_segments=2",
+        ],
+    }
+    assert params["bleu"] == {"tokenize": "13a", "joiner": " "}
+
+
+def _write(params: dict, tmp_path: Path) -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_path):
+    from hope.cli import compose_config
+    from hope.corpora import DOMAINS
+    from hope.corpora.config import load_params, resolve_source, target_count
+    from hope.rag.config import load_rag_config
+    from hope.settings import HopeSettings
+    from hope.stages.bleu import bleu_options, parse_args
+    from hope.stages.chunk import chunker_names_from_params
+    from hope.stages.score import config_overrides
+
+    params = compose_params([f"experiment={name}"])
+    assert tuple(params) == SECTIONS
+    path = _write(params, tmp_path)
+
+    corpora = load_params(path)  # download / prepare
+    assert corpora["profile"] == name
+    for domain in DOMAINS:
+        assert resolve_source(corpora, domain).profile == name
+        assert target_count(corpora, domain) >= 1
+    for chunker in chunker_names_from_params(path):  # chunk
+        assert (CONF_DIR / "chunker" / f"{chunker}.yaml").is_file()
+    score = compose_config(config_overrides(params["hope"]))  # hope
+    HopeSettings(**OmegaConf.to_container(score.hope, resolve=True))
+    assert bleu_options(parse_args(["--params", str(path)])) == ("13a", " ")  # bleu
+    config, profile = load_rag_config(path, conf_dir=CONF_DIR / "rag")  # questions, rag, ragas
+    assert profile == name and config.questions.count_for(profile) >= 1
+    # paper_outputs interpolates these into its command line (dvc.yaml).
+    assert set(params["analysis"]) >= {"seed", "bootstrap", "min_n", "bins", "min_bin_size"}
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
+    from hope.cli import compose_config
+    from hope.stages.score import config_overrides
+
+    run = compose([f"experiment={name}"])
+    params = compose_params([f"experiment={name}"])
+
+    assert params["chunkers"] == list(run.chunkers)
+    corpora = params["corpora"]
+    for key in ("profile", "seed", "min_chars", "mirror_path"):
+        assert corpora[key] == run.corpus[key], key
+    assert corpora["allow_shortfall"][run.corpus.profile] == run.corpus.allow_shortfall
+    if name != "sample":  # the sample profile draws one document per domain, not `counts`
+        assert corpora["counts"] == OmegaConf.to_container(run.corpus.counts)
+    assert params["bleu"] == {"tokenize": run.bleu.tokenize, "joiner": run.bleu.joiner}
+    assert params["hope"]["parallel_pairs"] == run.scoring.parallel_pairs
+
+    # The DVC hope stage's settings (profile + hope.overrides) are hope-run's HOPE settings.
+    score = compose_config(config_overrides(params["hope"]))
+    assert OmegaConf.to_container(score.hope, resolve=True) == OmegaConf.to_container(
+        run.hope, resolve=True
+    )
+    if name != "paper":  # paper: hope-run uses llm=vllm; DVC keeps hope.llm (-S hope.llm=vllm)
+        assert OmegaConf.to_container(score.llm) == OmegaConf.to_container(run.llm)
+        assert OmegaConf.to_container(score.embedder) == OmegaConf.to_container(run.embedder)
+
+
+def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
+    import shutil
+
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    from hope.cli import compose_config
+    from hope.stages.score import config_overrides
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF_DIR, conf)
+    sample = conf / "experiment" / "sample.yaml"
+    text = sample.read_text(encoding="utf-8")
+    assert "    n_questions: 1\n" in text
+    sample.write_text(
+        text.replace("    n_questions: 1\n", "    n_questions: 4\n") + "chunkers: [fixed_500_o0]\n",
+        encoding="utf-8",
+    )
+
+    params = compose_params(conf_dir=conf)
+    assert "hope.semantic_independence.n_questions=4" in params["hope"]["overrides"]
+    assert params["chunkers"] == ["fixed_500_o0"]
+    score = compose_config(config_overrides(params["hope"]))
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        run = hydra_compose("config")
+    assert score.hope.semantic_independence.n_questions == 4
+    assert run.hope.semantic_independence.n_questions == 4
+    assert list(run.chunkers) == ["fixed_500_o0"]
+
+
+def test_dvc_hydra_composition_writes_the_same_sections(tmp_path):
+    from configobj import ConfigObj
+
+    hydra = ConfigObj(str(REPO_ROOT / ".dvc" / "config"))["hydra"]
+    assert hydra.as_bool("enabled") and hydra["config_name"] == CONFIG_NAME
+    config_dir = REPO_ROOT / hydra["config_dir"]
+    assert config_dir.resolve() == CONF_DIR.resolve()
+
+    cases = [[], ["experiment=mirror"], ["experiment=paper", "hope.seed=7"]]
+    # What `dvc exp run -S ...` calls, in a fresh interpreter: `hope` (and with it the
+    # ${hope.as_overrides:} resolver) is imported by Hydra through pkg://hope.conf alone.
+    script = (
+        "import json, sys\n"
+        "from dvc.utils.hydra import compose_and_dump\n"
+        "cases = json.loads(sys.argv[1])\n"
+        "for i, overrides in enumerate(cases):\n"
+        "    compose_and_dump(sys.argv[2] + f'/{i}.yaml', sys.argv[3], None, sys.argv[4],\n"
+        "                     sys.argv[5], overrides)\n"
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            script,
+            json.dumps(cases),
+            str(tmp_path),
+            str(config_dir),
+            CONFIG_NAME,
+            str(REPO_ROOT),
+        ],
+        check=True,
+        cwd=tmp_path,
+        capture_output=True,
+    )
+    for i, overrides in enumerate(cases):
+        dumped = read_params(tmp_path / f"{i}.yaml")
+        # DVC also writes `experiment`, the node the sections are computed from; no stage reads it.
+        assert set(dumped) == {*SECTIONS, "experiment"}
+        assert {k: dumped[k] for k in SECTIONS} == compose_params(overrides), overrides
+
+
+def test_main_writes_and_checks(tmp_path, capsys):
+    out = tmp_path / "params.yaml"
+    assert main(["--output", str(out), "experiment=mirror"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# GENERATED") and "experiment=mirror" in text.splitlines()[0]
+    assert read_params(out) == compose_params(["experiment=mirror"])
+    assert main(["--check", "--output", str(out), "experiment=mirror"]) == 0
+    assert main(["--check", "--output", str(out)]) == 1  # the default is the sample experiment
+    assert main(["--output", str(out), "no_such_key=1"]) == 2
+    assert "configuration error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"focus_passages": None, "concept_unity": {"n_items": 3, "critic": True}},
+        {"choice_retry_temperatures": [0.1, 0.2], "method": "qa_centroid", "prompts_dir": "a b"},
+        {"language": "true", "clip": "negative_to_zero", "x": "13a", "y": "it's", "z": 1.5e-3},
+    ],
+)
+def test_as_overrides_round_trips_through_hydras_parser(node):
+    overrides = as_overrides(node)
+    parsed = OverridesParser.create().parse_overrides(overrides)
+    flat = {o.key_or_group: o.value() for o in parsed}
+    expected = {}
+
+    def walk(prefix, value):
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}", v)
+        else:
+            expected[prefix] = value
+
+    walk("hope", node)
+    assert flat == expected
+    assert as_overrides(None) == []
