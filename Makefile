@@ -47,16 +47,16 @@ format: setup
 params:
 	$(BIN)/python -m hope.pipeline.params
 
-# The RAG stages (questions, rag, ragas) are declared in dvc.yaml but not part of the default
-# run: with the embedded 135M model as RAGAS judge they take hours on 2 cores (README).
+# The whole default (sample) experiment: `dvc repro` of every stage (corpora -> Table 1 -> chunks ->
+# HOPE -> BLEU -> questions -> RAG -> RAGAS -> paper_figures/, logged to MLflow), then `hope-run`
+# to track the HOPE scores in MLflow from the response cache. Timed by `make bench-repro`.
 repro: setup
-	$(BIN)/dvc repro table1 hope bleu
-	$(BIN)/hope score --document examples/sample_document.txt --passages examples/sample_passages.jsonl --output outputs/sample_hope.json
+	$(BIN)/python -m hope.pipeline.repro
 
 bench: setup
 	$(BIN)/python bench/bench_engine.py
 
-# Cold and warm wall time of the default pipeline (about half an hour cold on 2 cores).
+# Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup
 	$(BIN)/python bench/bench_repro.py
 

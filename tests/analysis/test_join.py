@@ -51,7 +51,11 @@ def test_missing_ragas_pair_is_nan_and_reported(tables):
     pairs, report = join_pairs(tables["scores"], tables["bleu"], ragas)
     assert len(pairs) == 56
     assert len(report.missing["ragas"]) == 2
-    assert report.as_dict() == {"pairs": 56, "missing": {"bleu": 0, "ragas": 2}}
+    assert report.as_dict() == {
+        "pairs": 56,
+        "missing": {"bleu": 0, "ragas": 2},
+        "indicators_not_run": [],
+    }
     first = tables["ragas"].iloc[0]
     row = pairs[(pairs["doc_id"] == first["doc_id"]) & (pairs["chunker"] == first["chunker"])]
     assert math.isnan(row["answer_correctness"].iloc[0])
@@ -67,8 +71,8 @@ def test_pair_unknown_to_scores_is_an_error(tables):
 
 
 def test_missing_column_is_named(tables):
-    with pytest.raises(JoinError, match="ragas table lacks column\\(s\\) \\['context_recall'\\]"):
-        join_pairs(tables["scores"], tables["bleu"], tables["ragas"].drop(columns="context_recall"))
+    with pytest.raises(JoinError, match="bleu table lacks column\\(s\\) \\['bleu'\\]"):
+        join_pairs(tables["scores"], tables["ragas"], tables["ragas"])
 
 
 def test_domain_disagreement_is_an_error(tables):
@@ -92,3 +96,23 @@ def test_empty_key_and_empty_scores_are_errors(tables):
         join_pairs(tables["scores"], bleu, tables["ragas"])
     with pytest.raises(JoinError, match="no rows"):
         join_pairs(tables["scores"].iloc[0:0], tables["bleu"].iloc[0:0], tables["ragas"].iloc[0:0])
+
+
+def test_indicators_not_run_are_nan_and_named(tables):
+    ragas = tables["ragas"].drop(columns=["answer_correctness", "factual_correctness"])
+    pairs, report = join_pairs(tables["scores"], tables["bleu"], ragas)
+    assert report.not_run == ("answer_correctness", "factual_correctness")
+    assert report.as_dict()["indicators_not_run"] == list(report.not_run)
+    assert pairs["answer_correctness"].isna().all() and pairs["context_recall"].notna().all()
+    with pytest.raises(JoinError, match="none of the columns"):
+        join_pairs(tables["scores"], tables["bleu"], ragas.drop(columns=list(INDICATORS)[2:]))
+
+
+def test_table2_marks_indicators_that_were_not_run(tables):
+    from hope.analysis.report import build_outputs
+
+    ragas = tables["ragas"].drop(columns=["factual_correctness"])
+    result = build_outputs(tables["scores"], tables["bleu"], ragas)
+    fc = result.table2[result.table2["indicator"] == "FC"]
+    assert len(fc) == 5 and set(fc["reason"]) == {"not run (ragas.metrics)"}
+    assert result.table2[result.table2["indicator"] == "AC"]["pearson_r"].notna().all()

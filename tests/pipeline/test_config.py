@@ -30,7 +30,7 @@ def test_default_config_is_the_offline_sample_experiment():
     cfg = compose([])
     assert cfg.corpus.profile == "sample" and cfg.llm.backend == "embedded"
     assert cfg.embedder.model == "minilm" and cfg.hope.profile == "paper"
-    assert cfg.get("chunker") is None and len(cfg.chunkers) == 8
+    assert cfg.get("chunker") is None and list(cfg.chunkers) == ["fixed_500_o0", "semantic_minilm"]
     assert cfg.tracking.enabled and cfg.tracking.uri.startswith("sqlite:///")
     assert cfg.objective == "hope" and cfg.dry_run is False
     # The sample experiment shrinks HOPE's per-passage work exactly as params.yaml does for DVC.

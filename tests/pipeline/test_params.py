@@ -32,7 +32,7 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
     params = compose_params()
     assert params["corpora"]["profile"] == "sample" and params["corpora"]["seed"] == 2025
     assert sum(params["corpora"]["counts"].values()) == 131  # Table 1, read by mirror and paper
-    assert len(params["chunkers"]) == 8
+    assert params["chunkers"] == ["fixed_500_o0", "semantic_minilm"]
     assert params["hope"] == {
         "profile": "paper",
         "seed": 0,
@@ -48,6 +48,12 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
         ],
     }
     assert params["bleu"] == {"tokenize": "13a", "joiner": " "}
+    assert params["rag"]["ragas"]["metrics"] == ["context_recall", "response_relevancy"]
+    assert params["rag"]["questions"] == {"per_domain": {"sample": 1}}
+    for name in ("mirror", "paper"):  # the full setup: 8 chunkers, every RAGAS indicator
+        full = compose_params([f"experiment={name}"])
+        assert len(full["chunkers"]) == 8
+        assert full["rag"] == {"config": "default", "seed": 2025}
 
 
 def _write(params: dict, tmp_path: Path) -> Path:
@@ -129,8 +135,11 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     sample = conf / "experiment" / "sample.yaml"
     text = sample.read_text(encoding="utf-8")
     assert "    n_questions: 1\n" in text
+    assert "chunkers: [fixed_500_o0, semantic_minilm]\n" in text
     sample.write_text(
-        text.replace("    n_questions: 1\n", "    n_questions: 4\n") + "chunkers: [fixed_500_o0]\n",
+        text.replace("    n_questions: 1\n", "    n_questions: 4\n").replace(
+            "chunkers: [fixed_500_o0, semantic_minilm]\n", "chunkers: [fixed_500_o0]\n"
+        ),
         encoding="utf-8",
     )
 

@@ -20,11 +20,14 @@ class JoinReport:
 
     n_pairs: int
     missing: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # RAG indicators the ragas table has no column for (not configured in ragas.metrics).
+    not_run: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {
             "pairs": self.n_pairs,
             "missing": {name: len(keys) for name, keys in self.missing.items()},
+            "indicators_not_run": list(self.not_run),
         }
 
 
@@ -72,11 +75,16 @@ def join_pairs(
     from a table named in ``allow_missing`` gets NaN there and is listed in the report: the ragas
     stage writes no row for a document without questions, which is legitimate, whereas a missing
     BLEU row means a broken pipeline. Extra columns are ignored; ``domain`` is taken from
-    ``scores`` and, where ``ragas`` has one too, must agree with it.
+    ``scores`` and, where ``ragas`` has one too, must agree with it. An indicator the ragas table
+    has no column for was not run (``ragas.metrics``): its column is NaN and the report names it;
+    a ragas table with none of the four is an error.
     """
     scores = _check_table(scores, "scores", [*KEYS, "domain", *HOPE_METRICS])
     bleu = _check_table(bleu, "bleu", [*KEYS, "bleu"])
-    ragas = _check_table(ragas, "ragas", [*KEYS, *INDICATORS])
+    not_run = tuple(c for c in INDICATORS if c not in ragas.columns)
+    if len(not_run) == len(INDICATORS) and len(ragas.columns):
+        raise JoinError(f"ragas table has none of the columns {list(INDICATORS)}")
+    ragas = _check_table(ragas.assign(**dict.fromkeys(not_run, float("nan"))), "ragas", [*KEYS])
     if scores.empty:
         raise JoinError("scores table has no rows")
 
@@ -109,4 +117,4 @@ def join_pairs(
         frame = frame.join(indexed[columns], how="left")
 
     frame = frame.reset_index()[[*KEYS, "domain", *HOPE_METRICS, "bleu", *INDICATORS]]
-    return frame, JoinReport(n_pairs=len(frame), missing=missing)
+    return frame, JoinReport(n_pairs=len(frame), missing=missing, not_run=not_run)

@@ -156,6 +156,9 @@ def build_outputs(
         seed=config.seed,
         confidence=config.confidence,
     )
+    if report.not_run:
+        unused = correlations["row"].isin(report.not_run)
+        correlations.loc[unused, "reason"] = "not run (ragas.metrics)"
     table2 = table2_frame(correlations)
     board = leaderboard(pairs, confidence=config.confidence)
     bins = binned_means(
