@@ -53,7 +53,7 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
     for name in ("mirror", "paper"):  # the full setup: 8 chunkers, every RAGAS indicator
         full = compose_params([f"experiment={name}"])
         assert len(full["chunkers"]) == 8
-        assert full["rag"] == {"config": "default", "seed": 2025}
+        assert set(full["rag"]) == {"config", "seed", "llm"}  # conf/rag/default.yaml's counts
 
 
 def _write(params: dict, tmp_path: Path) -> Path:
@@ -231,3 +231,16 @@ def test_as_overrides_round_trips_through_hydras_parser(node):
     walk("hope", node)
     assert flat == expected
     assert as_overrides(None) == []
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (CONF_DIR / "rag_llm").glob("*.yaml")))
+def test_every_rag_llm_choice_reaches_the_rag_stages(name, monkeypatch):
+    from hope.rag.config import RagConfig, model_endpoint, resolve_llm_config
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rag = compose_params([f"rag_llm@experiment.rag.llm={name}"])["rag"]
+    config = RagConfig.model_validate({k: v for k, v in rag.items() if k != "config"})
+    for role in ("questions", "answer", "judge"):
+        assert getattr(config.llm, role).preset == name
+        endpoint = model_endpoint(resolve_llm_config(getattr(config.llm, role)), role)
+        assert endpoint.identity.startswith("embedded:" if name == "embedded" else "openai:")

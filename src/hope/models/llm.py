@@ -136,6 +136,7 @@ class ChatLLM:
         self._sleep = sleep
         self._per_loop: dict[int, tuple[Any, asyncio.Semaphore]] = {}
         self._inflight: tuple[int | None, dict[str, asyncio.Future]] = (None, {})
+        self._retired: list[Any] = []
         self.usage = Usage()
 
     def _add(self, field: str, amount: float) -> None:
@@ -173,6 +174,10 @@ class ChatLLM:
                     timeout=self.settings.timeout_s,
                 )
             state = (client, asyncio.Semaphore(self.settings.concurrency))
+            # The previous loop's client stays referenced (not closed: its loop is gone). Dropped,
+            # openai's finaliser would schedule its aclose() on the new loop and print an
+            # "Event loop is closed" traceback; at interpreter exit the finaliser does nothing.
+            self._retired.extend(c for c, _ in self._per_loop.values() if c is not client)
             self._per_loop = {loop_id: state}
         return state
 

@@ -38,6 +38,11 @@ class LazyOpenAIClient:
     def __init__(self, model: ModelEndpoint):
         self.model = model
         self._clients: dict[int, Any] = {}
+        # Clients of finished event loops stay referenced: openai's AsyncAPIClient.__del__ would
+        # schedule their aclose() on whatever loop runs at collection time, which fails with
+        # "Event loop is closed" and prints a stray traceback. At interpreter exit no loop runs
+        # and the finaliser does nothing.
+        self._retired: list[Any] = []
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
     def _client(self) -> Any:
@@ -52,6 +57,7 @@ class LazyOpenAIClient:
                 max_retries=self.model.settings.max_retries,
                 timeout=self.model.settings.timeout_s,
             )
+            self._retired.extend(self._clients.values())
             self._clients = {loop_id: client}
         return client
 
