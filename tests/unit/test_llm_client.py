@@ -162,6 +162,10 @@ def test_cache_key_covers_seed_temperature_prompt_and_model(tmp_path):
     other, _ = make(Script({"answer": "a"}), cache=cache)
     other.identity = "another-model"
     assert other.cache_key(**base) != key
+    sampled, _ = make(Script({"answer": "a"}), cache=cache, extra_body={"dry_multiplier": 0.8})
+    assert sampled.cache_key(**base) != key  # backend sampling fields change the answer
+    resampled, _ = make(Script({"answer": "a"}), cache=cache, extra_body={"dry_multiplier": 0.5})
+    assert resampled.cache_key(**base) != sampled.cache_key(**base)
 
 
 def test_deterministic_failures_are_cached_transient_ones_are_not(tmp_path):

@@ -197,17 +197,19 @@ class ChatLLM:
         max_tokens: int | None,
         prompt_id: str,
     ) -> str:
-        return content_key(
-            {
-                "identity": self.identity,
-                "prompt": prompt_id,
-                "messages": list(messages),
-                "schema": schema_digest(response_model),
-                "temperature": temperature,
-                "seed": seed,
-                "max_tokens": max_tokens or self.settings.max_tokens,
-            }
-        )
+        material = {
+            "identity": self.identity,
+            "prompt": prompt_id,
+            "messages": list(messages),
+            "schema": schema_digest(response_model),
+            "temperature": temperature,
+            "seed": seed,
+            "max_tokens": max_tokens or self.settings.max_tokens,
+        }
+        if self.settings.extra_body:
+            # Backend fields such as llama.cpp's DRY sampler or prompt caching change the answer.
+            material["extra_body"] = dict(self.settings.extra_body)
+        return content_key(material)
 
     def is_cached(self, **request: Any) -> bool:
         if self._cache is None:
