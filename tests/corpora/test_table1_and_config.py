@@ -73,8 +73,15 @@ def test_params_counts_are_the_papers(repo_root: Path):
 
 @pytest.mark.parametrize("profile", ["sample", "mirror", "paper"])
 def test_hydra_corpus_group_matches_params(repo_root: Path, profile: str):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
     params = yaml.safe_load((repo_root / "params.yaml").read_text())["corpora"]
-    conf = yaml.safe_load((repo_root / "conf" / "corpus" / f"{profile}.yaml").read_text())
+    # The corpus group as hope-run composes it (conf/corpus/<profile>.yaml includes
+    # conf/corpora/base.yaml for the seed, min_chars and allow_shortfall).
+    with initialize_config_dir(config_dir=str(repo_root / "conf"), version_base="1.3"):
+        cfg = compose("config", overrides=[f"corpus={profile}"])
+    conf = OmegaConf.to_container(cfg.corpus, resolve=True)
     assert conf["profile"] == profile
     assert conf["seed"] == params["seed"] and conf["min_chars"] == params["min_chars"]
     assert conf["allow_shortfall"] == params["allow_shortfall"][profile]
