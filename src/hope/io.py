@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,15 @@ def read_text(path: str | Path, what: str = "file") -> str:
         ) from exc
 
 
-def read_passages_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
-    """Passages from JSON lines ``{"text": ..., "passage_id": ...}`` (id optional)."""
-    texts: list[str] = []
-    ids: list[str] = []
-    for number, line in enumerate(read_text(path, "passages file").splitlines(), start=1):
+def iter_json_objects(
+    path: str | Path, what: str, expected: str = "a JSON object"
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, object)`` per non-blank JSON line; ``where`` names the file and line for errors,
+    and a malformed line or a non-object is an InputFileError saying so."""
+    for number, line in enumerate(read_text(path, what).splitlines(), start=1):
         if not line.strip():
             continue
-        where = f"passages file {path}, line {number}"
+        where = f"{what} {path}, line {number}"
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
@@ -46,7 +48,16 @@ def read_passages_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
                 f"{where}: malformed JSON ({exc.msg} at column {exc.colno})"
             ) from exc
         if not isinstance(record, dict):
-            raise InputFileError(f"{where}: expected a JSON object with a 'text' field")
+            raise InputFileError(f"{where}: expected {expected}")
+        yield where, record
+
+
+def read_passages_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
+    """Passages from JSON lines ``{"text": ..., "passage_id": ...}`` (id optional)."""
+    texts: list[str] = []
+    ids: list[str] = []
+    objects = iter_json_objects(path, "passages file", "a JSON object with a 'text' field")
+    for where, record in objects:
         text = record.get("text")
         if not isinstance(text, str):
             raise InputFileError(f"{where}: no 'text' string")

@@ -17,7 +17,6 @@ headline numbers ``metrics.json``. Every file is written atomically. The noteboo
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ import pandas as pd
 
 from hope.analysis.data import JoinError
 from hope.analysis.report import AnalysisConfig, AnalysisResult, build_outputs
-from hope.io import InputFileError, read_text, write_atomic
+from hope.io import InputFileError, iter_json_objects, write_atomic
 
 DEFAULT_SCORES = Path("data/hope/scores.csv")
 DEFAULT_BLEU = Path("data/bleu/bleu.jsonl")
@@ -50,19 +49,7 @@ def read_csv_table(path: str | Path, what: str) -> pd.DataFrame:
 
 def read_jsonl_table(path: str | Path, what: str) -> pd.DataFrame:
     """JSON lines of objects as a frame; a malformed line is named with its number."""
-    records = []
-    for number, line in enumerate(read_text(path, what).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputFileError(
-                f"{what} {path}, line {number}: malformed JSON ({exc.msg})"
-            ) from exc
-        if not isinstance(record, dict):
-            raise InputFileError(f"{what} {path}, line {number}: expected a JSON object")
-        records.append(record)
+    records = [record for _, record in iter_json_objects(path, what)]
     frame = pd.DataFrame.from_records(records)
     for key in ("doc_id", "chunker"):
         if key in frame.columns:

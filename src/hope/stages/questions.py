@@ -21,7 +21,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -135,10 +135,32 @@ def jsonl_lines(records: Sequence[Mapping[str, Any]]):
     return (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def run_stage(
+    name: str,
+    compute: Callable[[], tuple[dict[Path, Iterable[str]], Path, dict[str, Any], str]],
+    errors: tuple[type[BaseException], ...] = (RagConfigError, ValueError, FileNotFoundError),
+) -> int:
+    """The RAG stages' ``main``: run ``compute`` (outputs, summary path, summary, message); a bad
+    input is one line on stderr and exit 1 with nothing written; otherwise the summary gets the
+    wall time and every file is written atomically."""
     started = time.perf_counter()
     try:
+        outputs, summary_path, summary, message = compute()
+    except errors as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 1
+    summary["wall_s"] = round(time.perf_counter() - started, 2)
+    for path, lines in outputs.items():
+        write_atomic(path, lines)
+    write_atomic(summary_path, [json.dumps(summary, indent=2) + "\n"])
+    print(f"{name}: {message}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    def compute():
         config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
         documents = read_jsonl(args.documents)
         if not documents:
@@ -147,17 +169,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions, summary = make_questions(
             documents, config, profile, open_stage_cache(args.cache), progress=not args.no_progress
         )
-    except (RagConfigError, ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"questions: error: {exc}", file=sys.stderr)
-        return 1
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
-    write_atomic(args.output, jsonl_lines(questions))
-    write_atomic(args.output.parent / "summary.json", [json.dumps(summary, indent=2) + "\n"])
-    print(
-        f"questions: {len(questions)} questions ({summary['per_generator']}) -> {args.output}",
-        file=sys.stderr,
+        message = f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}"
+        return (
+            {args.output: jsonl_lines(questions)},
+            args.output.parent / "summary.json",
+            summary,
+            message,
+        )
+
+    return run_stage(
+        "questions", compute, (RagConfigError, ValueError, FileNotFoundError, RuntimeError)
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,11 +21,11 @@ from typing import Any
 from hope.cache import ResponseCache
 from hope.models.embeddings import Embedder
 from hope.rag.answering import answer_all
-from hope.rag.config import RagConfig, RagConfigError, load_rag_config
+from hope.rag.config import RagConfig, load_rag_config
 from hope.rag.retrieval import build_indexes, check_passages, retrieve
-from hope.stages.chunk import read_jsonl, write_atomic
+from hope.stages.chunk import read_jsonl
 from hope.stages.questions import DEFAULT_OUTPUT as DEFAULT_QUESTIONS
-from hope.stages.questions import add_common_args, jsonl_lines, open_stage_cache
+from hope.stages.questions import add_common_args, jsonl_lines, open_stage_cache, run_stage
 
 DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
 DEFAULT_OUTPUT = Path("data/rag/answers.jsonl")
@@ -120,8 +118,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    started = time.perf_counter()
-    try:
+
+    def compute():
         config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
         questions = read_jsonl(args.questions)
         if not questions:
@@ -132,18 +130,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         records, summary = run_rag(
             questions, passages, config, open_stage_cache(args.cache), progress=not args.no_progress
         )
-    except (RagConfigError, ValueError, FileNotFoundError) as exc:
-        print(f"rag: error: {exc}", file=sys.stderr)
-        return 1
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
-    write_atomic(args.output, jsonl_lines(records))
-    write_atomic(args.output.parent / "summary.json", [json.dumps(summary, indent=2) + "\n"])
-    print(
-        f"rag: {len(records)} answers ({sum(summary['failed_answers_per_chunker'].values())} "
-        f"failed) -> {args.output}",
-        file=sys.stderr,
-    )
-    return 0
+        failed = sum(summary["failed_answers_per_chunker"].values())
+        message = f"{len(records)} answers ({failed} failed) -> {args.output}"
+        return (
+            {args.output: jsonl_lines(records)},
+            args.output.parent / "summary.json",
+            summary,
+            message,
+        )
+
+    return run_stage("rag", compute)
 
 
 if __name__ == "__main__":

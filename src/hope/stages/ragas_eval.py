@@ -24,17 +24,16 @@ import io
 import json
 import math
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hope.cache import ResponseCache
-from hope.rag.config import RagConfig, RagConfigError, load_rag_config
+from hope.rag.config import RagConfig, load_rag_config
 from hope.rag.scoring import aggregate, build_metrics, failure_summary, score_all
-from hope.stages.chunk import read_jsonl, write_atomic
+from hope.stages.chunk import read_jsonl
 from hope.stages.questions import DEFAULT_OUTPUT as DEFAULT_QUESTIONS
-from hope.stages.questions import add_common_args, open_stage_cache
+from hope.stages.questions import add_common_args, open_stage_cache, run_stage
 from hope.stages.rag import DEFAULT_OUTPUT as DEFAULT_ANSWERS
 from hope.stages.rag import DEFAULT_PASSAGES, check_questions
 
@@ -163,8 +162,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    started = time.perf_counter()
-    try:
+
+    def compute():
         config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
         questions = read_jsonl(args.questions)
         answers = read_jsonl(args.answers)
@@ -179,20 +178,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             open_stage_cache(args.cache),
             progress=not args.no_progress,
         )
-    except (RagConfigError, ValueError, FileNotFoundError) as exc:
-        print(f"ragas: error: {exc}", file=sys.stderr)
-        return 1
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
-    out = args.out_dir
-    write_atomic(out / "per_question.jsonl", per_question_lines(rows))
-    write_atomic(out / "per_doc_chunker.csv", [table_csv(table)])
-    write_atomic(out / "summary.json", [json.dumps(summary, indent=2) + "\n"])
-    print(
-        f"ragas: {len(rows)} (question, chunker) items, NaN per metric "
-        f"{summary['failed_per_metric']} -> {out}",
-        file=sys.stderr,
-    )
-    return 0
+        out = args.out_dir
+        message = (
+            f"{len(rows)} (question, chunker) items, NaN per metric "
+            f"{summary['failed_per_metric']} -> {out}"
+        )
+        outputs = {
+            out / "per_question.jsonl": per_question_lines(rows),
+            out / "per_doc_chunker.csv": [table_csv(table)],
+        }
+        return outputs, out / "summary.json", summary, message
+
+    return run_stage("ragas", compute)
 
 
 if __name__ == "__main__":
