@@ -12,34 +12,13 @@ import argparse
 import json
 import logging
 import sys
-from typing import Any
 
 from hope.io import InputFileError, read_passages_jsonl, read_text, write_json_atomic
 
 
-def compose_config(overrides: list[str], config_name: str = "score"):
-    from hydra import compose, initialize_config_module
-
-    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
-        return compose(config_name=config_name, overrides=overrides)
-
-
-def build_from_config(cfg) -> tuple[Any, Any, Any]:
-    from hydra.utils import instantiate
-    from omegaconf import OmegaConf
-
-    from hope.models.factory import open_cache
-    from hope.settings import HopeSettings
-
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
-    cache = open_cache(cfg.cache.path)
-    llm = instantiate(cfg.llm, cache=cache)
-    embedder = instantiate(cfg.embedder, cache=cache)
-    return settings, llm, embedder
-
-
 def _score(args: argparse.Namespace) -> int:
     from hope.evaluate import HopeEvaluator
+    from hope.models.factory import build_from_config, compose_config
 
     document = read_text(args.document, "document")
     passages, ids = read_passages_jsonl(args.passages)

@@ -64,9 +64,9 @@ def _write(params: dict, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_path):
-    from hope.cli import compose_config
     from hope.corpora import DOMAINS
     from hope.corpora.config import load_params, resolve_source, target_count
+    from hope.models.factory import compose_config
     from hope.rag.config import load_rag_config
     from hope.settings import HopeSettings
     from hope.stages.bleu import bleu_options, parse_args
@@ -95,7 +95,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
-    from hope.cli import compose_config
+    from hope.models.factory import compose_config
     from hope.stages.score import config_overrides
 
     run = compose([f"experiment={name}"])
@@ -127,7 +127,7 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hope.cli import compose_config
+    from hope.models.factory import compose_config
     from hope.stages.score import config_overrides
 
     conf = tmp_path / "conf"

@@ -6,7 +6,7 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
-from hope.cli import compose_config
+from hope.models.factory import compose_config
 from hope.models.llm import ChatLLM
 from hope.settings import HopeSettings, load_profile
 

@@ -127,3 +127,25 @@ def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:
     return build_embedder(cache=cache)
+
+
+def compose_config(overrides: list[str], config_name: str = "score"):
+    """The packaged ``hope.conf`` config (``score`` by default) with Hydra overrides applied."""
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
+        return compose(config_name=config_name, overrides=overrides)
+
+
+def build_from_config(cfg) -> tuple[Any, Any, Any]:
+    """Settings, LLM and embedder from a composed config (its ``hope``, ``llm``, ``embedder``)."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from hope.settings import HopeSettings
+
+    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    cache = open_cache(cfg.cache.path)
+    llm = instantiate(cfg.llm, cache=cache)
+    embedder = instantiate(cfg.embedder, cache=cache)
+    return settings, llm, embedder

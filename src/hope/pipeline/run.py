@@ -207,8 +207,8 @@ def run_name(cfg: DictConfig, chunkers: Sequence[Chunker]) -> str:
 
 def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
-    from hope.cli import build_from_config
     from hope.evaluate import HopeEvaluator
+    from hope.models.factory import build_from_config
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import SCORE_COLUMNS, rows_to_csv, score_pairs, score_row, summarise
 

@@ -159,7 +159,7 @@ def config_overrides(params: Mapping[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hope.cli import build_from_config, compose_config
+    from hope.models.factory import build_from_config, compose_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", default="data/prepared/documents.jsonl")
