@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,17 +40,40 @@ class SourceSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
+        """The spec as DVC outputs record it: no absolute path, the same bytes in any checkout."""
+        options = dict(self.options)
+        if options.get("folder"):
+            options["folder"] = portable_location(str(options["folder"]))
         return {
             "domain": self.domain,
             "adapter": self.adapter,
             "profile": self.profile,
-            "base": self.base,
+            "base": portable_location(self.base),
             "revision": self.revision,
             "files": list(self.files),
             "source_label": self.source_label,
             "license": self.license,
-            "options": dict(self.options),
+            "options": options,
         }
+
+
+def portable_location(location: str) -> str:
+    """A source location that does not depend on where the checkout lives.
+
+    URLs stay as they are. A folder inside the installed ``hope`` package becomes
+    ``package:hope/<path>``; any other local folder becomes relative to the working directory
+    (the repository root when DVC runs a stage), e.g. ``../shared/corpora/news``.
+    """
+    if not location or "://" in location:
+        return location
+    path = Path(location).resolve()
+    package_root = Path(__file__).resolve().parent.parent
+    if path == package_root or package_root in path.parents:
+        return "package:hope/" + path.relative_to(package_root).as_posix()
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive (Windows): no relative form exists
+        return path.as_posix()
 
 
 @dataclass
@@ -95,6 +119,7 @@ def download_files(spec: SourceSpec, out_dir: Path) -> list[dict[str, Any]]:
     for rel in spec.files:
         fetched = fetch(spec.base, rel, out_dir / rel, sha256=spec.checksums.get(rel))
         rec = fetched.record(relative_to=out_dir)
+        rec["location"] = portable_location(rec["location"])
         rec["verified"] = bool(spec.checksums.get(rel))
         if not rec["verified"]:
             log.warning("%s: no pinned sha256 for %s; recorded %s", spec.domain, rel, rec["sha256"])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from hope.corpora.base import Candidate, CorpusError, SourceSpec
+from hope.corpora.base import Candidate, CorpusError, SourceSpec, portable_location
 from hope.corpora.fetch import ChecksumError, atomic_write_bytes, join_location, open_location
 from hope.corpora.schema import make_document
 
@@ -42,7 +42,7 @@ def head_lines(
         except lzma.LZMAError as exc:
             raise CorpusError(f"{opened.location}: not a valid xz stream: {exc}") from exc
         info: dict[str, Any] = {
-            "location": opened.location,
+            "location": portable_location(opened.location),
             "lines": len(lines),
             "complete": complete,
             "compressed_bytes_read": opened.stream.bytes_read,

@@ -34,6 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 from hope.chunking.registry import Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
 from hope.corpora import DOMAINS
+from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
 from hope.io import write_atomic, write_json_atomic
 from hope.stages.chunk import check_documents, chunk_documents, read_jsonl
@@ -90,7 +91,7 @@ def prepared_matches(manifest: Mapping[str, Any], cfg: Mapping[str, Any]) -> boo
         if report is None or report.get("requested") != target_count(dict(cfg), domain):
             return False
         spec = (report.get("download") or {}).get("spec") or {}
-        if spec.get("base") != resolve_source(dict(cfg), domain).base:
+        if spec.get("base") != portable_location(resolve_source(dict(cfg), domain).base):
             return False
     return True
 
