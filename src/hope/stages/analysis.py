@@ -25,7 +25,8 @@ import pandas as pd
 
 from hope.analysis.data import JoinError
 from hope.analysis.report import AnalysisConfig, AnalysisResult, build_outputs
-from hope.io import InputFileError, iter_json_objects, write_atomic
+from hope.io import InputFileError, read_jsonl, write_atomic
+from hope.stage_runner import log_folder_to_mlflow, stage_parser
 
 DEFAULT_SCORES = Path("data/hope/scores.csv")
 DEFAULT_BLEU = Path("data/bleu/bleu.jsonl")
@@ -49,8 +50,7 @@ def read_csv_table(path: str | Path, what: str) -> pd.DataFrame:
 
 def read_jsonl_table(path: str | Path, what: str) -> pd.DataFrame:
     """JSON lines of objects as a frame; a malformed line is named with its number."""
-    records = [record for _, record in iter_json_objects(path, what)]
-    frame = pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(read_jsonl(path, what))
     for key in ("doc_id", "chunker"):
         if key in frame.columns:
             frame[key] = frame[key].astype(str)
@@ -99,10 +99,7 @@ def run(
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scores", type=Path, default=DEFAULT_SCORES)
-    parser.add_argument("--bleu", type=Path, default=DEFAULT_BLEU)
-    parser.add_argument("--ragas", type=Path, default=DEFAULT_RAGAS)
+    parser = stage_parser(__doc__, scores=DEFAULT_SCORES, bleu=DEFAULT_BLEU, ragas=DEFAULT_RAGAS)
     parser.add_argument(
         "--table1", default=str(DEFAULT_TABLE1), help="Table 1 CSV; an empty string skips Table 1"
     )
@@ -157,10 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in written:
         print(f"  wrote {path}")
     if args.mlflow:
-        from hope.analysis.tracking import log_outputs_to_mlflow
-
-        run_id = log_outputs_to_mlflow(args.out, args.mlflow_run_id)
-        print(f"analysis: logged {args.out} to MLflow run {run_id}")
+        log_folder_to_mlflow("analysis", args.out, args.mlflow_run_id)
     return 0
 
 

@@ -9,19 +9,24 @@ sacrebleu's ``signature``. The passages of a pair are joined in ``index`` order;
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hope.chunking.bleu import DEFAULT_JOINER, DEFAULT_TOKENIZE, OFFLINE_TOKENIZERS, document_bleu
-from hope.stages.chunk import DEFAULT_DOCUMENTS, check_documents, read_jsonl, write_atomic
+from hope.io import jsonl_lines
+from hope.records import check_documents, group_passages
+from hope.stage_runner import (
+    DEFAULT_DOCUMENTS,
+    DEFAULT_PASSAGES,
+    StageOutput,
+    read_records,
+    run_stage,
+    stage_parser,
+)
 
-DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
 DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
-PASSAGE_FIELDS = ("passage_id", "doc_id", "chunker", "index", "text")
 
 
 def bleu_scores(
@@ -38,26 +43,15 @@ def bleu_scores(
     """
     check_documents(documents)
     texts = {doc["doc_id"]: doc["text"] for doc in documents}
-    grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for position, passage in enumerate(passages, start=1):
-        missing = [f for f in PASSAGE_FIELDS if f not in passage]
-        if missing:
-            raise ValueError(f"passage #{position} lacks field(s) {missing}")
-        if passage["doc_id"] not in texts:
-            raise ValueError(
-                f"passage {passage['passage_id']!r} belongs to unknown document "
-                f"{passage['doc_id']!r}"
-            )
-        grouped[passage["chunker"]][passage["doc_id"]].append(passage)
+    pairs = group_passages(passages, set(texts))
     records: list[dict[str, Any]] = []
-    for chunker, by_doc in grouped.items():
+    for chunker in dict.fromkeys(chunker for _, chunker in pairs):
         for doc_id, text in texts.items():
-            doc_passages = by_doc.get(doc_id)
+            doc_passages = pairs.get((doc_id, chunker))
             if not doc_passages:
                 raise ValueError(f"chunker {chunker!r} has no passages for document {doc_id!r}")
-            ordered = sorted(doc_passages, key=lambda p: int(p["index"]))
             result = document_bleu(
-                text, [p["text"] for p in ordered], tokenize=tokenize, joiner=joiner
+                text, [p["text"] for p in doc_passages], tokenize=tokenize, joiner=joiner
             )
             records.append(
                 {
@@ -71,10 +65,9 @@ def bleu_scores(
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=Path, default=DEFAULT_DOCUMENTS)
-    parser.add_argument("--passages", type=Path, default=DEFAULT_PASSAGES)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser = stage_parser(
+        __doc__, documents=DEFAULT_DOCUMENTS, passages=DEFAULT_PASSAGES, output=DEFAULT_OUTPUT
+    )
     parser.add_argument(
         "--params",
         type=Path,
@@ -116,17 +109,18 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
+
+    def compute() -> StageOutput:
         tokenize, joiner = bleu_options(args)
-        documents = read_jsonl(args.documents)
-        passages = read_jsonl(args.passages)
+        documents = read_records(args.documents, "documents", required=False)
+        passages = read_records(args.passages, "passages", required=False)
         records = bleu_scores(documents, passages, tokenize=tokenize, joiner=joiner)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"bleu: error: {exc}", file=sys.stderr)
-        return 1
-    write_atomic(args.output, (json.dumps(r) + "\n" for r in records))
-    print(f"bleu: {len(records)} (document, chunker) pairs -> {args.output}", file=sys.stderr)
-    return 0
+        return StageOutput(
+            files={args.output: jsonl_lines(records)},
+            message=f"{len(records)} (document, chunker) pairs -> {args.output}",
+        )
+
+    return run_stage("bleu", compute)
 
 
 if __name__ == "__main__":

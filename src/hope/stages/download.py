@@ -17,7 +17,8 @@ from typing import Any
 from hope.corpora import DOMAINS, get_adapter
 from hope.corpora.base import DOWNLOAD_MANIFEST, CorpusError
 from hope.corpora.config import load_params, resolve_source
-from hope.corpora.fetch import FetchError, atomic_write_json
+from hope.corpora.fetch import FetchError
+from hope.io import write_json_atomic
 
 log = logging.getLogger("hope.stages.download")
 
@@ -33,7 +34,7 @@ def run_download(cfg: dict[str, Any], domain: str, out_dir: str | os.PathLike[st
     try:
         result = adapter.download(spec, staging)
         manifest = {"domain": domain, "spec": spec.record(), **result}
-        atomic_write_json(staging / DOWNLOAD_MANIFEST, manifest)
+        write_json_atomic(staging / DOWNLOAD_MANIFEST, manifest)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)

@@ -36,7 +36,8 @@ from hope.corpora.config import (
     resolve_source,
     target_count,
 )
-from hope.corpora.fetch import FetchError, atomic_write_json, atomic_write_text
+from hope.corpora.fetch import FetchError
+from hope.io import jsonl_lines, write_atomic, write_json_atomic
 
 log = logging.getLogger("hope.stages.prepare")
 
@@ -187,7 +188,7 @@ def run_prepare(
         domains[domain] = report
         all_docs.extend(docs)
         log.info("%s: selected %d of %d candidates", domain, len(docs), report["candidates"])
-    lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in all_docs)
+    lines = "".join(jsonl_lines(d.to_dict() for d in all_docs))
     manifest = {
         "profile": profile,
         "seed": seed,
@@ -198,9 +199,8 @@ def run_prepare(
         "skipped_total": sum(r["skipped_count"] for r in domains.values()),
         "domains": domains,
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / "documents.jsonl", lines)
-    atomic_write_json(out_dir / "manifest.json", manifest)
+    write_atomic(out_dir / "documents.jsonl", lines)
+    write_json_atomic(out_dir / "manifest.json", manifest)
     return manifest
 
 

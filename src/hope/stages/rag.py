@@ -15,32 +15,26 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from hope.cache import ResponseCache
+from hope.io import jsonl_lines
 from hope.models.embeddings import Embedder
 from hope.rag.answering import answer_all
 from hope.rag.config import RagConfig, load_rag_config
-from hope.rag.retrieval import build_indexes, check_passages, retrieve
-from hope.stages.chunk import read_jsonl
-from hope.stages.questions import DEFAULT_OUTPUT as DEFAULT_QUESTIONS
-from hope.stages.questions import add_common_args, jsonl_lines, open_stage_cache, run_stage
-
-DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
-DEFAULT_OUTPUT = Path("data/rag/answers.jsonl")
-QUESTION_FIELDS = ("question_id", "domain", "doc_id", "question", "reference")
-
-
-def check_questions(questions: Sequence[Mapping[str, Any]], source: str = "questions") -> None:
-    seen: set[str] = set()
-    for position, question in enumerate(questions, start=1):
-        missing = [f for f in QUESTION_FIELDS if f not in question]
-        if missing:
-            raise ValueError(f"{source}: question #{position} lacks field(s) {missing}")
-        if question["question_id"] in seen:
-            raise ValueError(f"{source}: duplicate question_id {question['question_id']!r}")
-        seen.add(question["question_id"])
+from hope.rag.retrieval import build_indexes, retrieve
+from hope.records import check_passages, check_questions
+from hope.stage_runner import (
+    DEFAULT_ANSWERS,
+    DEFAULT_PASSAGES,
+    DEFAULT_QUESTIONS,
+    StageOutput,
+    add_common_args,
+    open_stage_cache,
+    read_records,
+    run_stage,
+    stage_parser,
+)
 
 
 def run_rag(
@@ -66,27 +60,18 @@ def run_rag(
     hits = retrieve(questions, indexes, embedder, chunkers=chunkers, top_k=config.retrieval.top_k)
     endpoint = models.role_endpoint(config, "answer")
     make_llm = models.chat_llm_factory(endpoint, cache, answer_client)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(hits), desc="rag answers", file=sys.stderr)
-    try:
-        records = asyncio.run(
-            answer_all(
-                questions,
-                chunkers,
-                hits,
-                make_llm,
-                seed=config.seed,
-                temperature=config.answer.temperature,
-                concurrency=endpoint.settings.concurrency,
-                progress=bar,
-            )
+    records = asyncio.run(
+        answer_all(
+            questions,
+            chunkers,
+            hits,
+            make_llm,
+            seed=config.seed,
+            temperature=config.answer.temperature,
+            concurrency=endpoint.settings.concurrency,
+            progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
+    )
     failed: dict[str, int] = {c: 0 for c in chunkers}
     for record in records:
         failed[record["chunker"]] += record["answer"] is None
@@ -108,10 +93,9 @@ def run_rag(
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
-    parser.add_argument("--passages", type=Path, default=DEFAULT_PASSAGES)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser = stage_parser(
+        __doc__, questions=DEFAULT_QUESTIONS, passages=DEFAULT_PASSAGES, output=DEFAULT_ANSWERS
+    )
     add_common_args(parser)
     return parser.parse_args(argv)
 
@@ -119,24 +103,19 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
-    def compute():
+    def compute() -> StageOutput:
         config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
-        questions = read_jsonl(args.questions)
-        if not questions:
-            raise ValueError(f"{args.questions}: no questions")
-        check_questions(questions, str(args.questions))
-        passages = read_jsonl(args.passages)
-        check_passages(passages, str(args.passages))
+        questions = read_records(args.questions, "questions", check_questions)
+        passages = read_records(args.passages, "passages", check_passages, required=False)
         records, summary = run_rag(
             questions, passages, config, open_stage_cache(args.cache), progress=not args.no_progress
         )
         failed = sum(summary["failed_answers_per_chunker"].values())
-        message = f"{len(records)} answers ({failed} failed) -> {args.output}"
-        return (
-            {args.output: jsonl_lines(records)},
-            args.output.parent / "summary.json",
-            summary,
-            message,
+        return StageOutput(
+            files={args.output: jsonl_lines(records)},
+            message=f"{len(records)} answers ({failed} failed) -> {args.output}",
+            summary_path=args.output.parent / "summary.json",
+            summary=summary,
         )
 
     return run_stage("rag", compute)

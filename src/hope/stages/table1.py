@@ -7,8 +7,6 @@ document count beside the reproduced one.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import statistics
 import sys
@@ -16,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from hope.corpora import DOMAIN_LABELS, DOMAINS, PAPER_COUNTS
-from hope.corpora.fetch import atomic_write_text
 from hope.corpora.schema import SchemaError, validate_record
+from hope.io import InputFileError, csv_text, read_jsonl, read_text, write_atomic
 
 COLUMNS = (
     "domain",
@@ -63,12 +61,7 @@ def build_table1(records: list[dict[str, Any]], manifest: dict[str, Any]) -> lis
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
-    return buf.getvalue()
+    return csv_text(rows, COLUMNS)
 
 
 def _num(value: float | int | None) -> str:
@@ -102,15 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     prepared = Path(args.prepared)
     try:
-        manifest = json.loads((prepared / "manifest.json").read_text(encoding="utf-8"))
-        with open(prepared / "documents.jsonl", encoding="utf-8") as handle:
-            records = [json.loads(line) for line in handle if line.strip()]
+        manifest = json.loads(read_text(prepared / "manifest.json", "manifest"))
+        records = read_jsonl(prepared / "documents.jsonl", "documents file")
         rows = build_table1(records, manifest)
-    except (OSError, json.JSONDecodeError, SchemaError) as exc:
+    except (InputFileError, json.JSONDecodeError, SchemaError) as exc:
         print(f"error: table1: {exc}", file=sys.stderr)
         return 1
-    atomic_write_text(prepared / "table1.csv", to_csv(rows))
-    atomic_write_text(prepared / "table1.md", to_markdown(rows, manifest.get("profile", "")))
+    write_atomic(prepared / "table1.csv", to_csv(rows))
+    write_atomic(prepared / "table1.md", to_markdown(rows, manifest.get("profile", "")))
     print(to_markdown(rows, manifest.get("profile", "")))
     return 0
 

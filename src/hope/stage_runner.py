@@ -1,0 +1,109 @@
+"""What the DVC stages (``hope.stages.*``) share: the data paths they hand each other, argument
+parsing, reading checked records, and ``run_stage``, which turns a computation into a stage's
+``main`` (one error line and exit 1 on bad input, otherwise every output written atomically).
+
+A stage imports from here, never from another stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hope.cache import ResponseCache
+from hope.io import json_text, read_jsonl, write_atomic
+
+# The files one stage writes and the next reads (dvc.yaml names the same paths).
+DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
+DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
+DEFAULT_QUESTIONS = Path("data/questions/questions.jsonl")
+DEFAULT_ANSWERS = Path("data/rag/answers.jsonl")
+
+RecordCheck = Callable[[Sequence[Mapping[str, Any]], str], None]
+
+
+def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
+    """A parser described by the first paragraph of ``doc`` with one ``--<name>`` path option
+    per keyword (``out_dir`` becomes ``--out-dir``), defaulting to its value."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    for name, default in paths.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=Path, default=default)
+    return parser
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    """The options of the RAG stages: params, RAG config folder, response cache, progress."""
+    from hope.rag.config import DEFAULT_CONF_DIR
+
+    parser.add_argument(
+        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
+    )
+    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
+    )
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def open_stage_cache(path: str | None) -> ResponseCache:
+    from hope.models.factory import open_cache
+
+    return open_cache(path)
+
+
+def read_records(
+    path: Path, what: str, check: RecordCheck | None = None, *, required: bool = True
+) -> list[dict[str, Any]]:
+    """The records of a JSON-lines input, checked with ``check``; ``required``: none is an error."""
+    records = read_jsonl(path, f"{what} file")
+    if required and not records:
+        raise ValueError(f"{what} file {path}: no {what}")
+    if check is not None:
+        check(records, str(path))
+    return records
+
+
+@dataclass
+class StageOutput:
+    """What a stage computed: files to write (text or text pieces), a summary that gets the wall
+    time and goes to ``summary_path`` as JSON, and the line to print."""
+
+    files: Mapping[Path, str | Iterable[str]]
+    message: str
+    summary_path: Path | None = None
+    summary: dict[str, Any] | None = None
+
+
+def run_stage(
+    name: str,
+    compute: Callable[[], StageOutput],
+    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError),
+) -> int:
+    """A stage's ``main``: a bad input (one of ``errors``) is one line on stderr and exit 1 with
+    nothing written; otherwise every file is written atomically and the message printed."""
+    started = time.perf_counter()
+    try:
+        result = compute()
+    except errors as exc:
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return 1
+    for path, content in result.files.items():
+        write_atomic(path, content)
+    if result.summary_path is not None and result.summary is not None:
+        result.summary["wall_s"] = round(time.perf_counter() - started, 2)
+        write_atomic(result.summary_path, json_text(result.summary))
+    print(f"{name}: {result.message}", file=sys.stderr)
+    return 0
+
+
+def log_folder_to_mlflow(stage: str, folder: Path, run_id: str | None) -> None:
+    """Log ``folder`` (the paper outputs) to an MLflow run and say which."""
+    from hope.analysis.tracking import log_outputs_to_mlflow
+
+    logged_run = log_outputs_to_mlflow(folder, run_id)
+    print(f"{stage}: logged {folder} to MLflow run {logged_run}")
