@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hope.cache import ResponseCache
 from hope.io import json_text, read_jsonl, write_atomic
@@ -23,6 +23,10 @@ DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
 DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
 DEFAULT_QUESTIONS = Path("data/questions/questions.jsonl")
 DEFAULT_ANSWERS = Path("data/rag/answers.jsonl")
+
+if TYPE_CHECKING:
+    from hope.rag.clients import CachingChatClient
+    from hope.rag.config import ModelEndpoint, RagConfig
 
 RecordCheck = Callable[[Sequence[Mapping[str, Any]], str], None]
 
@@ -34,26 +38,6 @@ def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
     for name, default in paths.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=Path, default=default)
     return parser
-
-
-def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """The options of the RAG stages: params, RAG config folder, response cache, progress."""
-    from hope.rag.config import DEFAULT_CONF_DIR
-
-    parser.add_argument(
-        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
-    )
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
-    parser.add_argument(
-        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
-    )
-    parser.add_argument("--no-progress", action="store_true")
-
-
-def open_stage_cache(path: str | None) -> ResponseCache:
-    from hope.models.factory import open_cache
-
-    return open_cache(path)
 
 
 def read_records(
@@ -99,6 +83,83 @@ def run_stage(
         write_atomic(result.summary_path, json_text(result.summary))
     print(f"{name}: {result.message}", file=sys.stderr)
     return 0
+
+
+# --- the RAG stages (questions, rag, ragas) ------------------------------------------------------
+
+
+def add_common_args(parser: argparse.ArgumentParser) -> None:
+    """The options of the RAG stages: params, RAG config folder, response cache, progress."""
+    from hope.rag.config import DEFAULT_CONF_DIR
+
+    parser.add_argument(
+        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
+    )
+    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
+    )
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def open_stage_cache(path: str | None) -> ResponseCache:
+    from hope.models.factory import open_cache
+
+    return open_cache(path)
+
+
+RagCompute = Callable[[argparse.Namespace, "RagConfig", str, ResponseCache], StageOutput]
+
+
+def run_rag_stage(
+    name: str,
+    doc: str,
+    argv: Sequence[str] | None,
+    paths: Mapping[str, Path],
+    compute: RagCompute,
+    errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError),
+) -> int:
+    """A RAG stage's ``main``: ``paths`` become options beside :func:`add_common_args`, then
+    ``compute(args, config, profile, cache)`` runs under :func:`run_stage`."""
+    from hope.rag.config import load_rag_config
+
+    parser = stage_parser(doc, **paths)
+    add_common_args(parser)
+    args = parser.parse_args(argv)
+
+    def run() -> StageOutput:
+        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+        return compute(args, config, profile, open_stage_cache(args.cache))
+
+    return run_stage(name, run, errors)
+
+
+def ragas_models(
+    config: RagConfig,
+    endpoint: ModelEndpoint,
+    cache: ResponseCache | None,
+    *,
+    purpose: str,
+    client: Any | None = None,
+    embedder: Any | None = None,
+) -> tuple[Any, CachingChatClient, Any]:
+    """``(ragas LLM, its caching client, ragas embeddings)`` for ``endpoint``; ``client`` replaces
+    the LLM's transport and ``embedder`` the configured embedder (tests)."""
+    from hope.rag import models
+
+    llm, caching = models.judge_llm(
+        config,
+        endpoint,
+        cache,
+        purpose=purpose,
+        temperature=config.ragas.temperature,
+        client=client,
+    )
+    embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
+    return llm, caching, embeddings
+
+
+# --- the paper outputs ---------------------------------------------------------------------------
 
 
 def log_folder_to_mlflow(stage: str, folder: Path, run_id: str | None) -> None:

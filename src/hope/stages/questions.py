@@ -17,7 +17,6 @@ rerun with the same config sends no request and a killed run resumes.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -25,18 +24,16 @@ from typing import Any
 
 from hope.cache import ResponseCache
 from hope.io import jsonl_lines
-from hope.rag.config import RagConfig, RagConfigError, load_rag_config
+from hope.rag.config import RagConfig
 from hope.rag.questions import generate_questions, ragas_testset
 from hope.records import check_documents
 from hope.stage_runner import (
     DEFAULT_DOCUMENTS,
     DEFAULT_QUESTIONS,
     StageOutput,
-    add_common_args,
-    open_stage_cache,
+    ragas_models,
     read_records,
-    run_stage,
-    stage_parser,
+    run_rag_stage,
 )
 
 
@@ -62,17 +59,16 @@ def make_questions(
     ragas_generate = None
     ragas_client = None
     if qcfg.generator != "fallback":
-        llm, ragas_client = models.judge_llm(
+        llm, ragas_client, embeddings = ragas_models(
             config,
             endpoint,
             cache,
             purpose="ragas-testset",
-            temperature=config.ragas.temperature,
             client=questions_client,
+            embedder=embedder,
         )
-        embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
         ragas_generate = partial(
-            _ragas_generate,
+            ragas_testset,
             llm=llm,
             embeddings=embeddings,
             seed=config.seed,
@@ -108,24 +104,11 @@ def make_questions(
     return questions, summary
 
 
-def _ragas_generate(domain, docs, count, **kwargs):
-    return ragas_testset(domain, docs, count, **kwargs)
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = stage_parser(__doc__, documents=DEFAULT_DOCUMENTS, output=DEFAULT_QUESTIONS)
-    add_common_args(parser)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute() -> StageOutput:
-        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+    def compute(args, config, profile, cache) -> StageOutput:
         documents = read_records(args.documents, "documents", check_documents)
         questions, summary = make_questions(
-            documents, config, profile, open_stage_cache(args.cache), progress=not args.no_progress
+            documents, config, profile, cache, progress=not args.no_progress
         )
         return StageOutput(
             files={args.output: jsonl_lines(questions)},
@@ -134,9 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary=summary,
         )
 
-    return run_stage(
-        "questions", compute, (RagConfigError, ValueError, FileNotFoundError, RuntimeError)
-    )
+    paths = {"documents": DEFAULT_DOCUMENTS, "output": DEFAULT_QUESTIONS}
+    errors = (ValueError, FileNotFoundError, RuntimeError)
+    return run_rag_stage("questions", __doc__, argv, paths, compute, errors)
 
 
 if __name__ == "__main__":

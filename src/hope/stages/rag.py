@@ -11,7 +11,6 @@ and tokens), plus ``data/rag/summary.json``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections.abc import Mapping, Sequence
@@ -21,7 +20,7 @@ from hope.cache import ResponseCache
 from hope.io import jsonl_lines
 from hope.models.embeddings import Embedder
 from hope.rag.answering import answer_all
-from hope.rag.config import RagConfig, load_rag_config
+from hope.rag.config import RagConfig
 from hope.rag.retrieval import build_indexes, retrieve
 from hope.records import check_passages, check_questions
 from hope.stage_runner import (
@@ -29,11 +28,8 @@ from hope.stage_runner import (
     DEFAULT_PASSAGES,
     DEFAULT_QUESTIONS,
     StageOutput,
-    add_common_args,
-    open_stage_cache,
     read_records,
-    run_stage,
-    stage_parser,
+    run_rag_stage,
 )
 
 
@@ -92,23 +88,12 @@ def run_rag(
     return records, summary
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = stage_parser(
-        __doc__, questions=DEFAULT_QUESTIONS, passages=DEFAULT_PASSAGES, output=DEFAULT_ANSWERS
-    )
-    add_common_args(parser)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute() -> StageOutput:
-        config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+    def compute(args, config, _profile, cache) -> StageOutput:
         questions = read_records(args.questions, "questions", check_questions)
         passages = read_records(args.passages, "passages", check_passages, required=False)
         records, summary = run_rag(
-            questions, passages, config, open_stage_cache(args.cache), progress=not args.no_progress
+            questions, passages, config, cache, progress=not args.no_progress
         )
         failed = sum(summary["failed_answers_per_chunker"].values())
         return StageOutput(
@@ -118,7 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary=summary,
         )
 
-    return run_stage("rag", compute)
+    paths = {
+        "questions": DEFAULT_QUESTIONS,
+        "passages": DEFAULT_PASSAGES,
+        "output": DEFAULT_ANSWERS,
+    }
+    return run_rag_stage("rag", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":

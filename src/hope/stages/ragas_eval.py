@@ -17,7 +17,6 @@ Judge LLM requests go through the response cache: a rerun sends none, a killed r
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import math
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 from hope.cache import ResponseCache
 from hope.io import csv_text, jsonl_lines
-from hope.rag.config import RagConfig, load_rag_config
+from hope.rag.config import RagConfig
 from hope.rag.scoring import aggregate, build_metrics, failure_summary, score_all
 from hope.records import check_questions
 from hope.stage_runner import (
@@ -35,11 +34,9 @@ from hope.stage_runner import (
     DEFAULT_PASSAGES,
     DEFAULT_QUESTIONS,
     StageOutput,
-    add_common_args,
-    open_stage_cache,
+    ragas_models,
     read_records,
-    run_stage,
-    stage_parser,
+    run_rag_stage,
 )
 
 DEFAULT_OUT_DIR = Path("data/ragas")
@@ -92,15 +89,9 @@ def evaluate_answers(
     if metrics is None:
         endpoint = models.role_endpoint(config, "judge")
         identity = endpoint.identity
-        llm, caching = models.judge_llm(
-            config,
-            endpoint,
-            cache,
-            purpose="ragas-metrics",
-            temperature=config.ragas.temperature,
-            client=judge_client,
+        llm, caching, embeddings = ragas_models(
+            config, endpoint, cache, purpose="ragas-metrics", client=judge_client, embedder=embedder
         )
-        embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
         metrics = build_metrics(llm, embeddings, config.ragas)
     rows = asyncio.run(
         score_all(
@@ -136,33 +127,13 @@ def table_csv(table: Sequence[Mapping[str, Any]]) -> str:
     return csv_text([{k: _nan_as(v, "NaN") for k, v in record.items()} for record in table])
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = stage_parser(
-        __doc__,
-        questions=DEFAULT_QUESTIONS,
-        answers=DEFAULT_ANSWERS,
-        passages=DEFAULT_PASSAGES,
-        out_dir=DEFAULT_OUT_DIR,
-    )
-    add_common_args(parser)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute() -> StageOutput:
-        config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+    def compute(args, config, _profile, cache) -> StageOutput:
         questions = read_records(args.questions, "questions", check_questions, required=False)
         answers = read_records(args.answers, "answers")
         passages = read_records(args.passages, "passages", required=False)
         rows, table, summary = evaluate_answers(
-            questions,
-            answers,
-            passages,
-            config,
-            open_stage_cache(args.cache),
-            progress=not args.no_progress,
+            questions, answers, passages, config, cache, progress=not args.no_progress
         )
         out = args.out_dir
         return StageOutput(
@@ -176,7 +147,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary=summary,
         )
 
-    return run_stage("ragas", compute)
+    paths = {
+        "questions": DEFAULT_QUESTIONS,
+        "answers": DEFAULT_ANSWERS,
+        "passages": DEFAULT_PASSAGES,
+        "out_dir": DEFAULT_OUT_DIR,
+    }
+    return run_rag_stage("ragas", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":
