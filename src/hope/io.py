@@ -104,26 +104,23 @@ def atomic_path(path: str | Path, *, suffix: str = ".tmp") -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
-        if tmp.exists():
-            os.chmod(tmp, _FILE_MODE)
-            # fsync before the rename: after a crash the name points at complete data.
-            with tmp.open("rb") as handle:
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
+        os.chmod(tmp, _FILE_MODE)
+        # fsync before the rename: after a crash the name points at complete data.
+        with tmp.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
 def write_atomic(path: str | Path, content: str | bytes | Iterable[str]) -> None:
     """Write text, bytes or an iterable of text pieces (streamed) to ``path`` atomically."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
     with atomic_path(path) as tmp, tmp.open("wb") as handle:
-        if isinstance(content, bytes):
-            handle.write(content)
-        elif isinstance(content, str):
-            handle.write(content.encode("utf-8"))
+        if isinstance(data, bytes):
+            handle.write(data)
         else:
-            for piece in content:
-                handle.write(piece.encode("utf-8"))
+            handle.writelines(piece.encode("utf-8") for piece in data)
 
 
 def json_text(value: Any) -> str:
@@ -137,10 +134,6 @@ def write_json_atomic(path: str | Path, value: Any) -> None:
 def jsonl_lines(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     """One JSON line per record; NaN is refused (it is not JSON), text stays unescaped."""
     return (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
-
-
-def write_jsonl_atomic(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
-    write_atomic(path, jsonl_lines(records))
 
 
 def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:

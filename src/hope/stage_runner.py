@@ -1,9 +1,5 @@
-"""What the DVC stages (``hope.stages.*``) share: the data paths they hand each other, argument
-parsing, reading checked records, and ``run_stage``, which turns a computation into a stage's
-``main`` (one error line and exit 1 on bad input, otherwise every output written atomically).
-
-A stage imports from here, never from another stage.
-"""
+"""What the DVC stages (``hope.stages.*``) share, so that no stage imports another: the paths
+they hand each other, parsers, checked reading, and ``run_stage``, every stage's ``main``."""
 
 from __future__ import annotations
 
@@ -16,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hope.cache import ResponseCache
-from hope.io import json_text, read_jsonl, write_atomic
+from hope.io import json_text, read_jsonl, read_text, write_atomic
 
 # The files one stage writes and the next reads (dvc.yaml names the same paths).
 DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
@@ -28,8 +24,6 @@ if TYPE_CHECKING:
     from hope.rag.clients import CachingChatClient
     from hope.rag.config import ModelEndpoint, RagConfig
 
-RecordCheck = Callable[[Sequence[Mapping[str, Any]], str], None]
-
 
 def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
     """A parser described by the first paragraph of ``doc`` with one ``--<name>`` path option
@@ -40,8 +34,22 @@ def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
     return parser
 
 
+def read_params(path: Path) -> dict[str, Any]:
+    """A params YAML file (params.yaml) as a mapping; errors name the file."""
+    import yaml
+
+    params = yaml.safe_load(read_text(path, "params file")) or {}
+    if not isinstance(params, dict):
+        raise ValueError(f"params file {path}: expected a mapping")
+    return params
+
+
 def read_records(
-    path: Path, what: str, check: RecordCheck | None = None, *, required: bool = True
+    path: Path,
+    what: str,
+    check: Callable[[list[dict[str, Any]], str], None] | None = None,
+    *,
+    required: bool = True,
 ) -> list[dict[str, Any]]:
     """The records of a JSON-lines input, checked with ``check``; ``required``: none is an error."""
     records = read_jsonl(path, f"{what} file")
@@ -54,12 +62,11 @@ def read_records(
 
 @dataclass
 class StageOutput:
-    """What a stage computed: files to write (text or text pieces), a summary that gets the wall
-    time and goes to ``summary_path`` as JSON, and the line to print."""
+    """What a stage computed: files to write (text or text pieces), the line to print, and a
+    summary that gets the wall time and goes to ``summary.json`` beside the first file."""
 
     files: Mapping[Path, str | Iterable[str]]
     message: str
-    summary_path: Path | None = None
     summary: dict[str, Any] | None = None
 
 
@@ -78,9 +85,9 @@ def run_stage(
         return 1
     for path, content in result.files.items():
         write_atomic(path, content)
-    if result.summary_path is not None and result.summary is not None:
+    if result.summary is not None:
         result.summary["wall_s"] = round(time.perf_counter() - started, 2)
-        write_atomic(result.summary_path, json_text(result.summary))
+        write_atomic(next(iter(result.files)).parent / "summary.json", json_text(result.summary))
     print(f"{name}: {result.message}", file=sys.stderr)
     return 0
 
@@ -88,48 +95,31 @@ def run_stage(
 # --- the RAG stages (questions, rag, ragas) ------------------------------------------------------
 
 
-def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """The options of the RAG stages: params, RAG config folder, response cache, progress."""
-    from hope.rag.config import DEFAULT_CONF_DIR
-
-    parser.add_argument(
-        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
-    )
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
-    parser.add_argument(
-        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
-    )
-    parser.add_argument("--no-progress", action="store_true")
-
-
-def open_stage_cache(path: str | None) -> ResponseCache:
-    from hope.models.factory import open_cache
-
-    return open_cache(path)
-
-
-RagCompute = Callable[[argparse.Namespace, "RagConfig", str, ResponseCache], StageOutput]
-
-
 def run_rag_stage(
     name: str,
     doc: str,
     argv: Sequence[str] | None,
     paths: Mapping[str, Path],
-    compute: RagCompute,
+    compute: Callable[[argparse.Namespace, RagConfig, str, ResponseCache], StageOutput],
     errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError),
 ) -> int:
-    """A RAG stage's ``main``: ``paths`` become options beside :func:`add_common_args`, then
-    ``compute(args, config, profile, cache)`` runs under :func:`run_stage`."""
-    from hope.rag.config import load_rag_config
+    """A RAG stage's ``main``: options ``paths`` and the shared ones (params, RAG config folder,
+    response cache, progress), then ``compute(args, config, profile, cache)`` under run_stage."""
+    from hope.models.factory import open_cache
+    from hope.rag.config import DEFAULT_CONF_DIR, load_rag_config
 
     parser = stage_parser(doc, **paths)
-    add_common_args(parser)
+    parser.add_argument("--params", type=Path, help="params.yaml: its 'rag' section and profile")
+    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
+    )
+    parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
     def run() -> StageOutput:
         config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
-        return compute(args, config, profile, open_stage_cache(args.cache))
+        return compute(args, config, profile, open_cache(args.cache))
 
     return run_stage(name, run, errors)
 
@@ -147,13 +137,9 @@ def ragas_models(
     the LLM's transport and ``embedder`` the configured embedder (tests)."""
     from hope.rag import models
 
+    temperature = config.ragas.temperature
     llm, caching = models.judge_llm(
-        config,
-        endpoint,
-        cache,
-        purpose=purpose,
-        temperature=config.ragas.temperature,
-        client=client,
+        config, endpoint, cache, purpose=purpose, temperature=temperature, client=client
     )
     embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
     return llm, caching, embeddings
@@ -162,9 +148,16 @@ def ragas_models(
 # --- the paper outputs ---------------------------------------------------------------------------
 
 
-def log_folder_to_mlflow(stage: str, folder: Path, run_id: str | None) -> None:
-    """Log ``folder`` (the paper outputs) to an MLflow run and say which."""
+def add_mlflow_args(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--mlflow", action="store_true", help=f"log {what} to MLflow")
+    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
+
+
+def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> None:
+    """With ``--mlflow``: log ``folder`` (the paper outputs) to an MLflow run and say which."""
+    if not args.mlflow:
+        return
     from hope.analysis.tracking import log_outputs_to_mlflow
 
-    logged_run = log_outputs_to_mlflow(folder, run_id)
-    print(f"{stage}: logged {folder} to MLflow run {logged_run}")
+    run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id)
+    print(f"{stage}: logged {folder} to MLflow run {run_id}")

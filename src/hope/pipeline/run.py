@@ -35,8 +35,9 @@ from hope.chunking.registry import Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
 from hope.corpora import DOMAINS
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import read_jsonl, write_json_atomic
+from hope.io import write_json_atomic
 from hope.records import check_documents
+from hope.stage_runner import read_records
 from hope.stages.chunk import chunk_documents
 from hope.stages.chunk import summarise as summarise_chunks
 
@@ -128,17 +129,11 @@ def locate_documents(
 
 
 def load_documents(path: Path, doc_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    documents = read_jsonl(path, "documents file")
-    if doc_ids:
-        wanted = set(doc_ids)
-        unknown = wanted - {d.get("doc_id") for d in documents}
-        if unknown:
-            raise ValueError(f"data.doc_ids names unknown documents: {sorted(unknown)}")
-        documents = [d for d in documents if d["doc_id"] in wanted]
-    if not documents:
-        raise ValueError(f"{path}: no documents")
-    check_documents(documents, str(path))
-    return documents
+    documents = read_records(path, "documents", check_documents)
+    wanted = set(doc_ids or ())
+    if unknown := wanted - {d["doc_id"] for d in documents}:
+        raise ValueError(f"data.doc_ids names unknown documents: {sorted(unknown)}")
+    return [d for d in documents if d["doc_id"] in wanted] if wanted else documents
 
 
 # --- 2. chunkers ---------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from hope.stage_runner import (
     DEFAULT_DOCUMENTS,
     DEFAULT_PASSAGES,
     StageOutput,
+    read_params,
     read_records,
     run_stage,
     stage_parser,
@@ -88,11 +89,7 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
     """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
     section: dict[str, Any] = {}
     if args.params is not None:
-        import yaml
-
-        with args.params.open(encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle) or {}
-        section = loaded.get("bleu") or {}
+        section = read_params(args.params).get("bleu") or {}
         if not isinstance(section, dict):
             raise ValueError(f"{args.params}: 'bleu' must be a mapping")
         unknown = sorted(set(section) - {"tokenize", "joiner"})

@@ -28,7 +28,14 @@ from hope.chunking.registry import DEFAULT_CONF_DIR, Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
 from hope.io import json_text, jsonl_lines
 from hope.records import check_documents
-from hope.stage_runner import DEFAULT_DOCUMENTS, StageOutput, read_records, run_stage, stage_parser
+from hope.stage_runner import (
+    DEFAULT_DOCUMENTS,
+    StageOutput,
+    read_params,
+    read_records,
+    run_stage,
+    stage_parser,
+)
 
 DEFAULT_OUT_DIR = Path("data/chunks")
 
@@ -73,11 +80,7 @@ def summarise(
 
 
 def chunker_names_from_params(path: Path) -> list[str]:
-    import yaml
-
-    with path.open(encoding="utf-8") as handle:
-        params = yaml.safe_load(handle) or {}
-    names = params.get("chunkers") if isinstance(params, dict) else None
+    names = read_params(path).get("chunkers")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ChunkerConfigError(f"{path}: expected a list of chunker names under 'chunkers'")
     return names

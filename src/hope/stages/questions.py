@@ -113,7 +113,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return StageOutput(
             files={args.output: jsonl_lines(questions)},
             message=f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}",
-            summary_path=args.output.parent / "summary.json",
             summary=summary,
         )
 

@@ -99,7 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return StageOutput(
             files={args.output: jsonl_lines(records)},
             message=f"{len(records)} answers ({failed} failed) -> {args.output}",
-            summary_path=args.output.parent / "summary.json",
             summary=summary,
         )
 

@@ -143,7 +143,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             },
             message=f"{len(rows)} (question, chunker) items, NaN per metric "
             f"{summary['failed_per_metric']} -> {out}",
-            summary_path=out / "summary.json",
             summary=summary,
         )
 
