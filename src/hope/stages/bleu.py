@@ -14,18 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.chunking.bleu import DEFAULT_JOINER, DEFAULT_TOKENIZE, OFFLINE_TOKENIZERS, document_bleu
 from hope.io import jsonl_lines
 from hope.records import check_documents, group_passages
-from hope.stage_runner import (
-    DEFAULT_DOCUMENTS,
-    DEFAULT_PASSAGES,
-    StageOutput,
-    read_params,
-    read_records,
-    run_stage,
-    stage_parser,
-)
 
 DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
 
@@ -66,8 +58,11 @@ def bleu_scores(
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = stage_parser(
-        __doc__, documents=DEFAULT_DOCUMENTS, passages=DEFAULT_PASSAGES, output=DEFAULT_OUTPUT
+    parser = runner.stage_parser(
+        __doc__,
+        documents=runner.DEFAULT_DOCUMENTS,
+        passages=runner.DEFAULT_PASSAGES,
+        output=DEFAULT_OUTPUT,
     )
     parser.add_argument(
         "--params",
@@ -89,7 +84,7 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
     """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
     section: dict[str, Any] = {}
     if args.params is not None:
-        section = read_params(args.params).get("bleu") or {}
+        section = runner.read_params(args.params).get("bleu") or {}
         if not isinstance(section, dict):
             raise ValueError(f"{args.params}: 'bleu' must be a mapping")
         unknown = sorted(set(section) - {"tokenize", "joiner"})
@@ -107,17 +102,15 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
-    def compute() -> StageOutput:
+    def compute() -> runner.StageOutput:
         tokenize, joiner = bleu_options(args)
-        documents = read_records(args.documents, "documents", required=False)
-        passages = read_records(args.passages, "passages", required=False)
+        documents = runner.read_records(args.documents, "documents", required=False)
+        passages = runner.read_records(args.passages, "passages", required=False)
         records = bleu_scores(documents, passages, tokenize=tokenize, joiner=joiner)
-        return StageOutput(
-            files={args.output: jsonl_lines(records)},
-            message=f"{len(records)} (document, chunker) pairs -> {args.output}",
-        )
+        message = f"{len(records)} (document, chunker) pairs -> {args.output}"
+        return runner.StageOutput({args.output: jsonl_lines(records)}, message)
 
-    return run_stage("bleu", compute)
+    return runner.run_stage("bleu", compute)
 
 
 if __name__ == "__main__":

@@ -23,19 +23,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.chunking.passages import ChunkingError
 from hope.chunking.registry import DEFAULT_CONF_DIR, Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
 from hope.io import json_text, jsonl_lines
 from hope.records import check_documents
-from hope.stage_runner import (
-    DEFAULT_DOCUMENTS,
-    StageOutput,
-    read_params,
-    read_records,
-    run_stage,
-    stage_parser,
-)
 
 DEFAULT_OUT_DIR = Path("data/chunks")
 
@@ -80,15 +73,18 @@ def summarise(
 
 
 def chunker_names_from_params(path: Path) -> list[str]:
-    names = read_params(path).get("chunkers")
+    names = runner.read_params(path).get("chunkers")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ChunkerConfigError(f"{path}: expected a list of chunker names under 'chunkers'")
     return names
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = stage_parser(
-        __doc__, documents=DEFAULT_DOCUMENTS, out_dir=DEFAULT_OUT_DIR, conf_dir=DEFAULT_CONF_DIR
+    parser = runner.stage_parser(
+        __doc__,
+        documents=runner.DEFAULT_DOCUMENTS,
+        out_dir=DEFAULT_OUT_DIR,
+        conf_dir=DEFAULT_CONF_DIR,
     )
     selection = parser.add_mutually_exclusive_group(required=True)
     selection.add_argument("--chunkers", nargs="+", help="chunker config names")
@@ -102,12 +98,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
-    def compute() -> StageOutput:
+    def compute() -> runner.StageOutput:
         names = args.chunkers or chunker_names_from_params(args.params)
         chunkers = load_chunkers(names, args.conf_dir)
-        documents = read_records(args.documents, "documents", check_documents)
+        documents = runner.read_records(args.documents, "documents", check_documents)
         records = chunk_documents(documents, chunkers, progress=not args.no_progress)
-        return StageOutput(
+        return runner.StageOutput(
             files={
                 args.out_dir / "passages.jsonl": jsonl_lines(records),
                 args.out_dir / "summary.json": json_text(summarise(records, chunkers)),
@@ -116,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{len(chunkers)} chunkers -> {args.out_dir}",
         )
 
-    return run_stage("chunk", compute, (ChunkingError, ValueError, FileNotFoundError))
+    return runner.run_stage("chunk", compute, (ChunkingError, ValueError, FileNotFoundError))
 
 
 if __name__ == "__main__":

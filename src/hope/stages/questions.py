@@ -22,19 +22,12 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
 from hope.io import jsonl_lines
 from hope.rag.config import RagConfig
 from hope.rag.questions import generate_questions, ragas_testset
 from hope.records import check_documents
-from hope.stage_runner import (
-    DEFAULT_DOCUMENTS,
-    DEFAULT_QUESTIONS,
-    StageOutput,
-    ragas_models,
-    read_records,
-    run_rag_stage,
-)
 
 
 def make_questions(
@@ -59,7 +52,7 @@ def make_questions(
     ragas_generate = None
     ragas_client = None
     if qcfg.generator != "fallback":
-        llm, ragas_client, embeddings = ragas_models(
+        llm, ragas_client, embeddings = runner.ragas_models(
             config,
             endpoint,
             cache,
@@ -105,20 +98,17 @@ def make_questions(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    def compute(args, config, profile, cache) -> StageOutput:
-        documents = read_records(args.documents, "documents", check_documents)
+    def compute(args, config, profile, cache) -> runner.StageOutput:
+        documents = runner.read_records(args.documents, "documents", check_documents)
         questions, summary = make_questions(
             documents, config, profile, cache, progress=not args.no_progress
         )
-        return StageOutput(
-            files={args.output: jsonl_lines(questions)},
-            message=f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}",
-            summary=summary,
-        )
+        message = f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}"
+        return runner.StageOutput({args.output: jsonl_lines(questions)}, message, summary)
 
-    paths = {"documents": DEFAULT_DOCUMENTS, "output": DEFAULT_QUESTIONS}
+    paths = {"documents": runner.DEFAULT_DOCUMENTS, "output": runner.DEFAULT_QUESTIONS}
     errors = (ValueError, FileNotFoundError, RuntimeError)
-    return run_rag_stage("questions", __doc__, argv, paths, compute, errors)
+    return runner.run_rag_stage("questions", __doc__, argv, paths, compute, errors)
 
 
 if __name__ == "__main__":

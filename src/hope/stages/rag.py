@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
 from hope.io import jsonl_lines
 from hope.models.embeddings import Embedder
@@ -23,14 +24,6 @@ from hope.rag.answering import answer_all
 from hope.rag.config import RagConfig
 from hope.rag.retrieval import build_indexes, retrieve
 from hope.records import check_passages, check_questions
-from hope.stage_runner import (
-    DEFAULT_ANSWERS,
-    DEFAULT_PASSAGES,
-    DEFAULT_QUESTIONS,
-    StageOutput,
-    read_records,
-    run_rag_stage,
-)
 
 
 def run_rag(
@@ -89,25 +82,22 @@ def run_rag(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    def compute(args, config, _profile, cache) -> StageOutput:
-        questions = read_records(args.questions, "questions", check_questions)
-        passages = read_records(args.passages, "passages", check_passages, required=False)
+    def compute(args, config, _profile, cache) -> runner.StageOutput:
+        questions = runner.read_records(args.questions, "questions", check_questions)
+        passages = runner.read_records(args.passages, "passages", check_passages, required=False)
         records, summary = run_rag(
             questions, passages, config, cache, progress=not args.no_progress
         )
         failed = sum(summary["failed_answers_per_chunker"].values())
-        return StageOutput(
-            files={args.output: jsonl_lines(records)},
-            message=f"{len(records)} answers ({failed} failed) -> {args.output}",
-            summary=summary,
-        )
+        message = f"{len(records)} answers ({failed} failed) -> {args.output}"
+        return runner.StageOutput({args.output: jsonl_lines(records)}, message, summary)
 
     paths = {
-        "questions": DEFAULT_QUESTIONS,
-        "passages": DEFAULT_PASSAGES,
-        "output": DEFAULT_ANSWERS,
+        "questions": runner.DEFAULT_QUESTIONS,
+        "passages": runner.DEFAULT_PASSAGES,
+        "output": runner.DEFAULT_ANSWERS,
     }
-    return run_rag_stage("rag", __doc__, argv, paths, compute)
+    return runner.run_rag_stage("rag", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":

@@ -24,20 +24,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
 from hope.io import csv_text, jsonl_lines
 from hope.rag.config import RagConfig
 from hope.rag.scoring import aggregate, build_metrics, failure_summary, score_all
 from hope.records import check_questions
-from hope.stage_runner import (
-    DEFAULT_ANSWERS,
-    DEFAULT_PASSAGES,
-    DEFAULT_QUESTIONS,
-    StageOutput,
-    ragas_models,
-    read_records,
-    run_rag_stage,
-)
 
 DEFAULT_OUT_DIR = Path("data/ragas")
 
@@ -89,7 +81,7 @@ def evaluate_answers(
     if metrics is None:
         endpoint = models.role_endpoint(config, "judge")
         identity = endpoint.identity
-        llm, caching, embeddings = ragas_models(
+        llm, caching, embeddings = runner.ragas_models(
             config, endpoint, cache, purpose="ragas-metrics", client=judge_client, embedder=embedder
         )
         metrics = build_metrics(llm, embeddings, config.ragas)
@@ -128,15 +120,17 @@ def table_csv(table: Sequence[Mapping[str, Any]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    def compute(args, config, _profile, cache) -> StageOutput:
-        questions = read_records(args.questions, "questions", check_questions, required=False)
-        answers = read_records(args.answers, "answers")
-        passages = read_records(args.passages, "passages", required=False)
+    def compute(args, config, _profile, cache) -> runner.StageOutput:
+        questions = runner.read_records(
+            args.questions, "questions", check_questions, required=False
+        )
+        answers = runner.read_records(args.answers, "answers")
+        passages = runner.read_records(args.passages, "passages", required=False)
         rows, table, summary = evaluate_answers(
             questions, answers, passages, config, cache, progress=not args.no_progress
         )
         out = args.out_dir
-        return StageOutput(
+        return runner.StageOutput(
             files={
                 out / "per_question.jsonl": per_question_lines(rows),
                 out / "per_doc_chunker.csv": table_csv(table),
@@ -147,12 +141,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
 
     paths = {
-        "questions": DEFAULT_QUESTIONS,
-        "answers": DEFAULT_ANSWERS,
-        "passages": DEFAULT_PASSAGES,
+        "questions": runner.DEFAULT_QUESTIONS,
+        "answers": runner.DEFAULT_ANSWERS,
+        "passages": runner.DEFAULT_PASSAGES,
         "out_dir": DEFAULT_OUT_DIR,
     }
-    return run_rag_stage("ragas", __doc__, argv, paths, compute)
+    return runner.run_rag_stage("ragas", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":
