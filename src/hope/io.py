@@ -1,17 +1,33 @@
-"""Reading inputs with errors that name the file and line, and writing outputs atomically."""
+"""Reading inputs with errors that name the file and line, and writing outputs atomically.
+
+Every file the project writes goes through :func:`atomic_path` (directly or via
+:func:`write_atomic`), so a reader never sees a partial file and a failed write leaves the old one.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+# mkstemp creates files private (0600); a finished output gets the usual umask-based mode.
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
 
 
 class InputFileError(ValueError):
     pass
+
+
+class MissingInputFileError(InputFileError, FileNotFoundError):
+    """A missing input is both: callers that expect the OS error catch it as one."""
 
 
 def read_text(path: str | Path, what: str = "file") -> str:
@@ -19,7 +35,7 @@ def read_text(path: str | Path, what: str = "file") -> str:
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:
-        raise InputFileError(f"{what} {path}: no such file") from exc
+        raise MissingInputFileError(f"{what} {path}: no such file") from exc
     except IsADirectoryError as exc:
         raise InputFileError(f"{what} {path}: is a directory") from exc
     except OSError as exc:
@@ -52,6 +68,11 @@ def iter_json_objects(
         yield where, record
 
 
+def read_jsonl(path: str | Path, what: str = "file") -> list[dict[str, Any]]:
+    """Every object of a JSON-lines file; errors name ``what``, the file and the line."""
+    return [record for _, record in iter_json_objects(path, what)]
+
+
 def read_passages_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
     """Passages from JSON lines ``{"text": ..., "passage_id": ...}`` (id optional)."""
     texts: list[str] = []
@@ -72,22 +93,56 @@ def read_passages_jsonl(path: str | Path) -> tuple[list[str], list[str]]:
     return texts, ids
 
 
-def write_atomic(path: str | Path, content: str | bytes) -> None:
-    """Write to a temporary file beside ``path`` and rename: readers never see a partial file."""
+@contextmanager
+def atomic_path(path: str | Path, *, suffix: str = ".tmp") -> Iterator[Path]:
+    """A temporary file beside ``path`` for the caller to fill; on a clean exit it is synced and
+    renamed to ``path`` in one step, on an error it is removed and ``path`` stays as it was."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
+        yield tmp
+        os.chmod(tmp, _FILE_MODE)
+        # fsync before the rename: after a crash the name points at complete data.
+        with tmp.open("rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_atomic(path: str | Path, content: str | bytes | Iterable[str]) -> None:
+    """Write text, bytes or an iterable of text pieces (streamed) to ``path`` atomically."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    with atomic_path(path) as tmp, tmp.open("wb") as handle:
+        if isinstance(data, bytes):
+            handle.write(data)
+        else:
+            handle.writelines(piece.encode("utf-8") for piece in data)
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_json_atomic(path: str | Path, value: Any) -> None:
-    write_atomic(path, json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_atomic(path, json_text(value))
+
+
+def jsonl_lines(records: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """One JSON line per record; NaN is refused (it is not JSON), text stays unescaped."""
+    return (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
+
+
+def csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
+    """CSV with a header (``columns``, else the first row's keys); no rows and no columns: ""."""
+    fieldnames = list(columns) if columns is not None else list(rows[0]) if rows else []
+    if not fieldnames:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()

@@ -10,11 +10,11 @@ import pytest
 from hope.corpora.fetch import (
     ChecksumError,
     FetchError,
-    atomic_write_text,
     fetch,
     join_location,
     local_path,
 )
+from hope.io import write_atomic
 
 WIKI = "20231101.en/train-00000-of-00001.parquet"
 WIKI_SHA = "353ef560aa439c414257db98098a89c9372040f1a4e7227c8954aff3ebd6431d"
@@ -51,7 +51,7 @@ def test_checksum_mismatch_leaves_no_file(mirror_url: str, tmp_path: Path):
 
 def test_failed_refetch_keeps_the_previous_complete_file(mirror_url: str, tmp_path: Path):
     dest = tmp_path / "wiki.parquet"
-    atomic_write_text(dest, "previous complete content")
+    write_atomic(dest, "previous complete content")
     with pytest.raises(ChecksumError):
         fetch(f"{mirror_url}/wiki", WIKI, dest, sha256="f" * 64)
     assert dest.read_text() == "previous complete content"

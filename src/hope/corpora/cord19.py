@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from hope.corpora.base import Candidate, CorpusError, Rejected, SkipDocument, SourceSpec
-from hope.corpora.fetch import FetchError, atomic_write_bytes, fetch
+from hope.corpora.fetch import FetchError, fetch
 from hope.corpora.schema import make_document
+from hope.io import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def _extract_from_archive(archive: Path, wanted: set[str], out_dir: Path) -> Non
                 name = member.name.removeprefix("./")
                 if name in remaining and member.isfile():
                     data = tar.extractfile(member).read()  # type: ignore[union-attr]
-                    atomic_write_bytes(out_dir / name, data)
+                    write_atomic(out_dir / name, data)
                     remaining.discard(name)
                     if not remaining:
                         break

@@ -14,10 +14,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import json
 import logging
 import os
-import tempfile
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -27,13 +25,11 @@ from typing import Any, BinaryIO
 
 import httpx
 
+from hope.io import atomic_path
+
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
-# Temporary files are created private (0600); a finished file gets the usual umask-based mode.
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-_FILE_MODE = 0o666 & ~_UMASK
 # Headers worth keeping in a manifest: Hugging Face reports the commit a `resolve/<rev>` URL
 # resolved to (X-Repo-Commit) and, for LFS files, the SHA-256 of the content (X-Linked-Etag).
 _KEPT_HEADERS = ("etag", "x-repo-commit", "x-linked-etag", "content-length", "last-modified")
@@ -183,15 +179,6 @@ class Fetched:
         }
 
 
-def _temp_beside(dest: Path) -> tuple[BinaryIO, Path]:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - renamed or removed by the caller
-        dir=dest.parent, prefix=f".{dest.name}.", suffix=".part", delete=False
-    )
-    os.chmod(handle.name, _FILE_MODE)
-    return handle, Path(handle.name)
-
-
 def fetch(
     base: str | os.PathLike[str],
     relpath: str,
@@ -203,43 +190,14 @@ def fetch(
     """Copy ``base/relpath`` to ``dest`` atomically, verifying ``sha256`` when given."""
     location = join_location(base, relpath)
     dest = Path(dest)
-    handle, tmp = _temp_beside(dest)
-    try:
-        with handle, open_location(location, timeout=timeout) as opened:
+    with atomic_path(dest, suffix=".part") as tmp:
+        with tmp.open("wb") as handle, open_location(location, timeout=timeout) as opened:
             for chunk in iter(lambda: opened.stream.read(CHUNK), b""):
                 handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
         digest = opened.stream.hexdigest()
         if sha256 and digest != sha256.lower():
             raise ChecksumError(
                 f"checksum mismatch for {opened.location}: expected sha256 {sha256}, got {digest}"
             )
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     log.info("fetched %s -> %s (%d bytes)", location, dest, opened.stream.bytes_read)
     return Fetched(opened.location, dest, digest, opened.stream.bytes_read, opened.headers)
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    path = Path(path)
-    handle, tmp = _temp_beside(path)
-    try:
-        with handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_json(path: str | os.PathLike[str], payload: Any) -> None:
-    atomic_write_text(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")

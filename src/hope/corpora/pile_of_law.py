@@ -18,8 +18,9 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from hope.corpora.base import Candidate, CorpusError, SourceSpec, portable_location
-from hope.corpora.fetch import ChecksumError, atomic_write_bytes, join_location, open_location
+from hope.corpora.fetch import ChecksumError, join_location, open_location
 from hope.corpora.schema import make_document
+from hope.io import write_atomic
 
 DEBATE_SUBSETS = ("undebates", "euro_parl")
 
@@ -80,7 +81,7 @@ def download(spec: SourceSpec, out_dir: Path) -> dict[str, Any]:
         lines, info = head_lines(spec.base, rel, max_lines, sha256=spec.checksums.get(rel))
         stored = rel.removesuffix(".xz")
         data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines)
-        atomic_write_bytes(out_dir / stored, data)
+        write_atomic(out_dir / stored, data)
         records.append({**info, "file": stored, "content_sha256": hashlib.sha256(data).hexdigest()})
     return {"files": records, "max_lines": max_lines}
 

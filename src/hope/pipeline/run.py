@@ -36,8 +36,10 @@ from hope.chunking.settings import ChunkerConfigError
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import write_atomic, write_json_atomic
-from hope.stages.chunk import check_documents, chunk_documents, read_jsonl
+from hope.io import write_json_atomic
+from hope.records import check_documents
+from hope.stage_runner import read_records
+from hope.stages.chunk import chunk_documents
 from hope.stages.chunk import summarise as summarise_chunks
 
 log = logging.getLogger("hope.pipeline")
@@ -128,17 +130,11 @@ def locate_documents(
 
 
 def load_documents(path: Path, doc_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    documents = read_jsonl(path)
-    if doc_ids:
-        wanted = set(doc_ids)
-        unknown = wanted - {d.get("doc_id") for d in documents}
-        if unknown:
-            raise ValueError(f"data.doc_ids names unknown documents: {sorted(unknown)}")
-        documents = [d for d in documents if d["doc_id"] in wanted]
-    if not documents:
-        raise ValueError(f"{path}: no documents")
-    check_documents(documents, str(path))
-    return documents
+    documents = read_records(path, "documents", check_documents)
+    wanted = set(doc_ids or ())
+    if unknown := wanted - {d["doc_id"] for d in documents}:
+        raise ValueError(f"data.doc_ids names unknown documents: {sorted(unknown)}")
+    return [d for d in documents if d["doc_id"] in wanted] if wanted else documents
 
 
 # --- 2. chunkers ---------------------------------------------------------------------------------
@@ -211,7 +207,13 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     from hope.evaluate import HopeEvaluator
     from hope.models.factory import build_from_config
     from hope.stages.bleu import bleu_scores
-    from hope.stages.score import SCORE_COLUMNS, rows_to_csv, score_pairs, score_row, summarise
+    from hope.stages.score import (
+        SCORE_COLUMNS,
+        score_pairs,
+        score_row,
+        summarise,
+        write_score_outputs,
+    )
 
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -280,20 +282,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
             "timings_s": timings,
         }
     )
-    write_atomic(out / "scores.csv", rows_to_csv(rows))
-    write_atomic(
-        out / "evidence.jsonl",
-        "".join(
-            json.dumps(
-                {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()},
-                ensure_ascii=False,
-                allow_nan=False,
-            )
-            + "\n"
-            for doc, chunker, result in scored
-        ),
-    )
-    write_json_atomic(out / "summary.json", summary)
+    write_score_outputs(out, rows, scored, summary)
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
     track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hope.concurrency import gather_bounded
 from hope.models.llm import ChatLLM, LLMCallError
 from hope.prompting import Prompt, load_prompt
 from hope.rag.retrieval import Hit
@@ -87,7 +87,7 @@ async def answer_all(
     temperature: float = 0.0,
     concurrency: int = 2,
     prompt: Prompt | None = None,
-    progress: Any = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Answers for every (chunker, question), in that order.
 
@@ -95,21 +95,20 @@ async def answer_all(
     record carries its own usage; ``concurrency`` bounds the requests in flight overall.
     """
     prompt = prompt or answer_prompt()
-    semaphore = asyncio.Semaphore(concurrency)
 
-    async def one(question: Mapping[str, Any], chunker: str) -> dict[str, Any]:
-        async with semaphore:
-            record = await answer_one(
-                question,
-                chunker,
-                hits[(question["question_id"], chunker)],
-                make_llm(),
-                prompt,
-                seed=seed,
-                temperature=temperature,
-            )
-        if progress is not None:
-            progress.update(1)
-        return record
+    def one(pair: tuple[Mapping[str, Any], str]) -> Awaitable[dict[str, Any]]:
+        question, chunker = pair
+        return answer_one(
+            question,
+            chunker,
+            hits[(question["question_id"], chunker)],
+            make_llm(),
+            prompt,
+            seed=seed,
+            temperature=temperature,
+        )
 
-    return list(await asyncio.gather(*(one(q, chunker) for chunker in chunkers for q in questions)))
+    pairs = [(q, chunker) for chunker in chunkers for q in questions]
+    return await gather_bounded(
+        one, pairs, limit=concurrency, progress="rag answers" if progress else None
+    )

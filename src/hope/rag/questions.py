@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hope.concurrency import gather_bounded
 from hope.models.llm import ChatLLM, LLMCallError
 from hope.prompting import Prompt, load_prompt
 from hope.seeding import derive_seed
@@ -166,17 +166,15 @@ async def fallback_questions(
     seed: int,
     max_attempts: int,
     prompt: Prompt | None = None,
-    progress: Any = None,
+    progress: str | None = None,
 ) -> list[SlotOutcome]:
+    """One outcome per slot; ``llm`` bounds the requests in flight, ``progress`` labels a bar."""
     prompt = prompt or question_prompt()
 
-    async def one(slot: Slot) -> SlotOutcome:
-        outcome = await write_question(slot, llm, prompt, seed=seed, max_attempts=max_attempts)
-        if progress is not None:
-            progress.update(1)
-        return outcome
+    def one(slot: Slot) -> Awaitable[SlotOutcome]:
+        return write_question(slot, llm, prompt, seed=seed, max_attempts=max_attempts)
 
-    return list(await asyncio.gather(*(one(s) for s in slots)))
+    return await gather_bounded(one, slots, progress=progress)
 
 
 def _normalise(text: str) -> str:
@@ -352,20 +350,15 @@ def generate_questions(
                 context_chars=context_chars,
                 first_ordinal=len(produced),
             )
-            bar = None
-            if progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=len(slots), desc=f"questions {domain}", file=sys.stderr)
-            try:
-                outcomes = asyncio.run(
-                    fallback_questions(
-                        slots, fallback_llm, seed=seed, max_attempts=max_attempts, progress=bar
-                    )
+            outcomes = asyncio.run(
+                fallback_questions(
+                    slots,
+                    fallback_llm,
+                    seed=seed,
+                    max_attempts=max_attempts,
+                    progress=f"questions {domain}" if progress else None,
                 )
-            finally:
-                if bar is not None:
-                    bar.close()
+            )
             for outcome in outcomes:
                 if outcome.record is None:
                     entry["failed"] += 1

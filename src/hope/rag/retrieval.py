@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from hope.models.embeddings import Embedder, normalise_rows
-
-PASSAGE_FIELDS = ("passage_id", "doc_id", "chunker", "text", "domain")
+from hope.records import check_passages
 
 
 @dataclass(frozen=True)
@@ -58,13 +57,6 @@ class PassageIndex:
             Hit(self.passage_ids[i], self.doc_ids[i], float(scores[i]), self.texts[i])
             for i in order[:k]
         ]
-
-
-def check_passages(passages: Sequence[Mapping[str, Any]], source: str = "passages") -> None:
-    for position, passage in enumerate(passages, start=1):
-        missing = [f for f in PASSAGE_FIELDS if f not in passage]
-        if missing:
-            raise ValueError(f"{source}: passage #{position} lacks field(s) {missing}")
 
 
 def build_indexes(

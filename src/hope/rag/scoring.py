@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hope.concurrency import gather_bounded
 from hope.rag.config import METRIC_NAMES, RagasConfig
 
 # What each indicator needs, in ragas' argument names.
@@ -153,22 +154,19 @@ async def score_all(
     *,
     timeout_s: float,
     concurrency: int = 2,
-    progress: Any = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Rows for every item (answer record with ``retrieved_contexts``), in input order."""
-    semaphore = asyncio.Semaphore(concurrency)
 
     async def one(item: Mapping[str, Any]) -> dict[str, Any]:
         question = questions.get(item["question_id"])
         if question is None:
             raise ValueError(f"answer for unknown question {item['question_id']!r}")
-        async with semaphore:
-            row = await score_item(item, question, metrics, timeout_s=timeout_s)
-        if progress is not None:
-            progress.update(1)
-        return row
+        return await score_item(item, question, metrics, timeout_s=timeout_s)
 
-    return list(await asyncio.gather(*(one(item) for item in items)))
+    return await gather_bounded(
+        one, items, limit=concurrency, progress="ragas" if progress else None
+    )
 
 
 def metric_names_of(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -20,12 +20,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from hope.analysis.data import JoinError
 from hope.analysis.report import AnalysisConfig, AnalysisResult, build_outputs
-from hope.io import InputFileError, iter_json_objects, write_atomic
+from hope.io import InputFileError, read_jsonl, write_atomic
+from hope.stage_runner import add_mlflow_args, log_folder_to_mlflow, stage_parser
 
 DEFAULT_SCORES = Path("data/hope/scores.csv")
 DEFAULT_BLEU = Path("data/bleu/bleu.jsonl")
@@ -49,8 +51,7 @@ def read_csv_table(path: str | Path, what: str) -> pd.DataFrame:
 
 def read_jsonl_table(path: str | Path, what: str) -> pd.DataFrame:
     """JSON lines of objects as a frame; a malformed line is named with its number."""
-    records = [record for _, record in iter_json_objects(path, what)]
-    frame = pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(read_jsonl(path, what))
     for key in ("doc_id", "chunker"):
         if key in frame.columns:
             frame[key] = frame[key].astype(str)
@@ -82,27 +83,16 @@ def write_outputs(result: AnalysisResult, out_dir: str | Path) -> list[Path]:
 
 
 def run(
-    *,
-    scores: str | Path = DEFAULT_SCORES,
-    bleu: str | Path = DEFAULT_BLEU,
-    ragas: str | Path = DEFAULT_RAGAS,
-    table1: str | Path | None = DEFAULT_TABLE1,
-    out_dir: str | Path = DEFAULT_OUT,
-    config: AnalysisConfig | None = None,
+    *, out_dir: str | Path = DEFAULT_OUT, config: AnalysisConfig | None = None, **inputs: Any
 ) -> tuple[AnalysisResult, list[Path]]:
-    """Read, compute, write: what ``main`` and the notebook do."""
-    inputs = read_inputs(scores, bleu, ragas, table1)
-    result = build_outputs(
-        inputs["scores"], inputs["bleu"], inputs["ragas"], inputs["table1"], config
-    )
+    """Read (``inputs``: the paths of :func:`read_inputs`), compute, write: what ``main`` and the
+    notebook do."""
+    result = build_outputs(*read_inputs(**inputs).values(), config)
     return result, write_outputs(result, out_dir)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scores", type=Path, default=DEFAULT_SCORES)
-    parser.add_argument("--bleu", type=Path, default=DEFAULT_BLEU)
-    parser.add_argument("--ragas", type=Path, default=DEFAULT_RAGAS)
+    parser = stage_parser(__doc__, scores=DEFAULT_SCORES, bleu=DEFAULT_BLEU, ragas=DEFAULT_RAGAS)
     parser.add_argument(
         "--table1", default=str(DEFAULT_TABLE1), help="Table 1 CSV; an empty string skips Table 1"
     )
@@ -123,8 +113,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="fail when a pair has no RAGAS row (by default it counts as missing, NaN)",
     )
-    parser.add_argument("--mlflow", action="store_true", help="log the outputs to MLflow")
-    parser.add_argument("--mlflow-run-id", default=None)
+    add_mlflow_args(parser, "the outputs")
     return parser.parse_args(argv)
 
 
@@ -156,11 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(result.texts["table2.md"])
     for path in written:
         print(f"  wrote {path}")
-    if args.mlflow:
-        from hope.analysis.tracking import log_outputs_to_mlflow
-
-        run_id = log_outputs_to_mlflow(args.out, args.mlflow_run_id)
-        print(f"analysis: logged {args.out} to MLflow run {run_id}")
+    log_folder_to_mlflow("analysis", args.out, args)
     return 0
 
 

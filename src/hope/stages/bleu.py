@@ -9,19 +9,17 @@ sacrebleu's ``signature``. The passages of a pair are joined in ``index`` order;
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.chunking.bleu import DEFAULT_JOINER, DEFAULT_TOKENIZE, OFFLINE_TOKENIZERS, document_bleu
-from hope.stages.chunk import DEFAULT_DOCUMENTS, check_documents, read_jsonl, write_atomic
+from hope.io import jsonl_lines
+from hope.records import check_documents, group_passages
 
-DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
 DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
-PASSAGE_FIELDS = ("passage_id", "doc_id", "chunker", "index", "text")
 
 
 def bleu_scores(
@@ -38,26 +36,15 @@ def bleu_scores(
     """
     check_documents(documents)
     texts = {doc["doc_id"]: doc["text"] for doc in documents}
-    grouped: dict[str, dict[str, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for position, passage in enumerate(passages, start=1):
-        missing = [f for f in PASSAGE_FIELDS if f not in passage]
-        if missing:
-            raise ValueError(f"passage #{position} lacks field(s) {missing}")
-        if passage["doc_id"] not in texts:
-            raise ValueError(
-                f"passage {passage['passage_id']!r} belongs to unknown document "
-                f"{passage['doc_id']!r}"
-            )
-        grouped[passage["chunker"]][passage["doc_id"]].append(passage)
+    pairs = group_passages(passages, set(texts))
     records: list[dict[str, Any]] = []
-    for chunker, by_doc in grouped.items():
+    for chunker in dict.fromkeys(chunker for _, chunker in pairs):
         for doc_id, text in texts.items():
-            doc_passages = by_doc.get(doc_id)
+            doc_passages = pairs.get((doc_id, chunker))
             if not doc_passages:
                 raise ValueError(f"chunker {chunker!r} has no passages for document {doc_id!r}")
-            ordered = sorted(doc_passages, key=lambda p: int(p["index"]))
             result = document_bleu(
-                text, [p["text"] for p in ordered], tokenize=tokenize, joiner=joiner
+                text, [p["text"] for p in doc_passages], tokenize=tokenize, joiner=joiner
             )
             records.append(
                 {
@@ -71,10 +58,12 @@ def bleu_scores(
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=Path, default=DEFAULT_DOCUMENTS)
-    parser.add_argument("--passages", type=Path, default=DEFAULT_PASSAGES)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser = runner.stage_parser(
+        __doc__,
+        documents=runner.DEFAULT_DOCUMENTS,
+        passages=runner.DEFAULT_PASSAGES,
+        output=DEFAULT_OUTPUT,
+    )
     parser.add_argument(
         "--params",
         type=Path,
@@ -95,11 +84,7 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
     """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
     section: dict[str, Any] = {}
     if args.params is not None:
-        import yaml
-
-        with args.params.open(encoding="utf-8") as handle:
-            loaded = yaml.safe_load(handle) or {}
-        section = loaded.get("bleu") or {}
+        section = runner.read_params(args.params).get("bleu") or {}
         if not isinstance(section, dict):
             raise ValueError(f"{args.params}: 'bleu' must be a mapping")
         unknown = sorted(set(section) - {"tokenize", "joiner"})
@@ -116,17 +101,16 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
+
+    def compute() -> runner.StageOutput:
         tokenize, joiner = bleu_options(args)
-        documents = read_jsonl(args.documents)
-        passages = read_jsonl(args.passages)
+        documents = runner.read_records(args.documents, "documents", required=False)
+        passages = runner.read_records(args.passages, "passages", required=False)
         records = bleu_scores(documents, passages, tokenize=tokenize, joiner=joiner)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"bleu: error: {exc}", file=sys.stderr)
-        return 1
-    write_atomic(args.output, (json.dumps(r) + "\n" for r in records))
-    print(f"bleu: {len(records)} (document, chunker) pairs -> {args.output}", file=sys.stderr)
-    return 0
+        message = f"{len(records)} (document, chunker) pairs -> {args.output}"
+        return runner.StageOutput({args.output: jsonl_lines(records)}, message)
+
+    return runner.run_stage("bleu", compute)
 
 
 if __name__ == "__main__":

@@ -17,51 +17,20 @@ passages for a document stops the stage with an error naming both.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.chunking.passages import ChunkingError
 from hope.chunking.registry import DEFAULT_CONF_DIR, Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
+from hope.io import json_text, jsonl_lines
+from hope.records import check_documents
 
-DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
 DEFAULT_OUT_DIR = Path("data/chunks")
-REQUIRED_DOCUMENT_FIELDS = ("doc_id", "text", "domain")
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not valid JSON: {exc}") from exc
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object")
-            records.append(record)
-    return records
-
-
-def check_documents(documents: Sequence[Mapping[str, Any]], source: str = "documents") -> None:
-    seen: set[str] = set()
-    for position, doc in enumerate(documents, start=1):
-        missing = [f for f in REQUIRED_DOCUMENT_FIELDS if f not in doc]
-        if missing:
-            raise ValueError(f"{source}: document #{position} lacks field(s) {missing}")
-        if not isinstance(doc["text"], str):
-            raise ValueError(f"{source}: document {doc['doc_id']!r} has a non-string text")
-        if doc["doc_id"] in seen:
-            raise ValueError(f"{source}: duplicate doc_id {doc['doc_id']!r}")
-        seen.add(doc["doc_id"])
 
 
 def chunk_documents(
@@ -103,38 +72,20 @@ def summarise(
     return summary
 
 
-def write_atomic(path: Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` to a temporary file beside ``path`` and move it into place in one step."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def chunker_names_from_params(path: Path) -> list[str]:
-    import yaml
-
-    with path.open(encoding="utf-8") as handle:
-        params = yaml.safe_load(handle) or {}
-    names = params.get("chunkers") if isinstance(params, dict) else None
+    names = runner.read_params(path).get("chunkers")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ChunkerConfigError(f"{path}: expected a list of chunker names under 'chunkers'")
     return names
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=Path, default=DEFAULT_DOCUMENTS)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR)
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser = runner.stage_parser(
+        __doc__,
+        documents=runner.DEFAULT_DOCUMENTS,
+        out_dir=DEFAULT_OUT_DIR,
+        conf_dir=DEFAULT_CONF_DIR,
+    )
     selection = parser.add_mutually_exclusive_group(required=True)
     selection.add_argument("--chunkers", nargs="+", help="chunker config names")
     selection.add_argument(
@@ -146,29 +97,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    try:
+
+    def compute() -> runner.StageOutput:
         names = args.chunkers or chunker_names_from_params(args.params)
         chunkers = load_chunkers(names, args.conf_dir)
-        documents = read_jsonl(args.documents)
-        if not documents:
-            raise ValueError(f"{args.documents}: no documents")
-        check_documents(documents, str(args.documents))
+        documents = runner.read_records(args.documents, "documents", check_documents)
         records = chunk_documents(documents, chunkers, progress=not args.no_progress)
-    except (ChunkerConfigError, ChunkingError, ValueError, FileNotFoundError) as exc:
-        print(f"chunk: error: {exc}", file=sys.stderr)
-        return 1
-    write_atomic(
-        args.out_dir / "passages.jsonl",
-        (json.dumps(r, ensure_ascii=False) + "\n" for r in records),
-    )
-    summary = summarise(records, chunkers)
-    write_atomic(args.out_dir / "summary.json", [json.dumps(summary, indent=2) + "\n"])
-    print(
-        f"chunk: {len(records)} passages from {len(documents)} documents x {len(chunkers)} "
-        f"chunkers -> {args.out_dir}",
-        file=sys.stderr,
-    )
-    return 0
+        return runner.StageOutput(
+            files={
+                args.out_dir / "passages.jsonl": jsonl_lines(records),
+                args.out_dir / "summary.json": json_text(summarise(records, chunkers)),
+            },
+            message=f"{len(records)} passages from {len(documents)} documents x "
+            f"{len(chunkers)} chunkers -> {args.out_dir}",
+        )
+
+    return runner.run_stage("chunk", compute, (ChunkingError, ValueError, FileNotFoundError))
 
 
 if __name__ == "__main__":

@@ -6,18 +6,18 @@ fetched and verified, so a failure never leaves a half-filled output folder behi
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 from hope.corpora import DOMAINS, get_adapter
 from hope.corpora.base import DOWNLOAD_MANIFEST, CorpusError
 from hope.corpora.config import load_params, resolve_source
-from hope.corpora.fetch import FetchError, atomic_write_json
+from hope.corpora.fetch import FetchError
+from hope.io import write_json_atomic
+from hope.stage_runner import StageOutput, run_stage, stage_parser
 
 log = logging.getLogger("hope.stages.download")
 
@@ -33,7 +33,7 @@ def run_download(cfg: dict[str, Any], domain: str, out_dir: str | os.PathLike[st
     try:
         result = adapter.download(spec, staging)
         manifest = {"domain": domain, "spec": spec.record(), **result}
-        atomic_write_json(staging / DOWNLOAD_MANIFEST, manifest)
+        write_json_atomic(staging / DOWNLOAD_MANIFEST, manifest)
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)
@@ -45,19 +45,18 @@ def run_download(cfg: dict[str, Any], domain: str, out_dir: str | os.PathLike[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = stage_parser(__doc__, params=Path("params.yaml"))
     parser.add_argument("--domain", required=True, choices=DOMAINS)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--out", help="output folder (default data/raw/<domain>)")
+    parser.add_argument("--out", type=Path, help="output folder (default data/raw/<domain>)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        cfg = load_params(args.params)
-        run_download(cfg, args.domain, args.out or Path("data/raw") / args.domain)
-    except (CorpusError, FetchError) as exc:
-        print(f"error: download {args.domain}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    out = args.out or Path("data/raw") / args.domain
+
+    def compute() -> StageOutput:
+        manifest = run_download(load_params(args.params), args.domain, out)
+        return StageOutput({}, f"{args.domain}: {len(manifest['files'])} file(s) -> {out}")
+
+    return run_stage("download", compute, (CorpusError, FetchError))
 
 
 if __name__ == "__main__":

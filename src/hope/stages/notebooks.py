@@ -21,6 +21,9 @@ from typing import Any
 
 import yaml
 
+from hope.io import atomic_path
+from hope.stage_runner import add_mlflow_args, log_folder_to_mlflow
+
 DEFAULT_NOTEBOOKS = Path("notebooks")
 DEFAULT_OUT_DIR = Path("paper_figures/notebooks")
 KERNEL_NAME = "python3"
@@ -118,32 +121,27 @@ def execute_notebook(
     import papermill
 
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
     notebook = load_notebook(source)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{output.stem}.", suffix=".ipynb", dir=output.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
     failed = output.with_suffix(".failed.ipynb")
-    try:
-        with resolve_kernel(kernel_name) as name:
-            papermill.execute_notebook(
-                notebook,
-                str(tmp),
-                parameters=dict(parameters or {}),
-                kernel_name=name,
-                cwd=str(cwd) if cwd is not None else None,
-                progress_bar=False,
-                log_output=False,
-                execution_timeout=timeout,
-            )
-    except BaseException:
-        if tmp.exists() and tmp.stat().st_size:
-            os.replace(tmp, failed)
-        tmp.unlink(missing_ok=True)
-        raise
-    # Validate before publishing: a notebook nbformat cannot read is not an output.
-    nbformat.validate(nbformat.read(tmp, as_version=4))
-    os.replace(tmp, output)
+    with atomic_path(output, suffix=".ipynb") as tmp:
+        try:
+            with resolve_kernel(kernel_name) as name:
+                papermill.execute_notebook(
+                    notebook,
+                    str(tmp),
+                    parameters=dict(parameters or {}),
+                    kernel_name=name,
+                    cwd=str(cwd) if cwd is not None else None,
+                    progress_bar=False,
+                    log_output=False,
+                    execution_timeout=timeout,
+                )
+        except BaseException:
+            if tmp.exists() and tmp.stat().st_size:
+                os.replace(tmp, failed)
+            raise
+        # Validate before publishing: a notebook nbformat cannot read is not an output.
+        nbformat.validate(nbformat.read(tmp, as_version=4))
     failed.unlink(missing_ok=True)
     return output
 
@@ -182,9 +180,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kernel", default=None, help="kernel name (default: this interpreter)")
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the notebooks' working dir")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
-    parser.add_argument("--mlflow", action="store_true", help="log --mlflow-dir to MLflow")
+    add_mlflow_args(parser, "--mlflow-dir")
     parser.add_argument("--mlflow-dir", type=Path, default=Path("paper_figures"))
-    parser.add_argument("--mlflow-run-id", default=None)
     return parser.parse_args(argv)
 
 
@@ -213,11 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: notebooks: {source}: {exc}", file=sys.stderr)
             return 1
         print(f"notebooks: executed {source} -> {output}")
-    if args.mlflow:
-        from hope.analysis.tracking import log_outputs_to_mlflow
-
-        run_id = log_outputs_to_mlflow(args.mlflow_dir, args.mlflow_run_id)
-        print(f"notebooks: logged {args.mlflow_dir} to MLflow run {run_id}")
+    log_folder_to_mlflow("notebooks", args.mlflow_dir, args)
     return 0
 
 

@@ -8,12 +8,10 @@ skipped, with its reason).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
 import os
-import sys
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,7 +34,9 @@ from hope.corpora.config import (
     resolve_source,
     target_count,
 )
-from hope.corpora.fetch import FetchError, atomic_write_json, atomic_write_text
+from hope.corpora.fetch import FetchError
+from hope.io import jsonl_lines, write_atomic, write_json_atomic
+from hope.stage_runner import StageOutput, run_stage, stage_parser
 
 log = logging.getLogger("hope.stages.prepare")
 
@@ -187,7 +187,7 @@ def run_prepare(
         domains[domain] = report
         all_docs.extend(docs)
         log.info("%s: selected %d of %d candidates", domain, len(docs), report["candidates"])
-    lines = "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in all_docs)
+    lines = "".join(jsonl_lines(d.to_dict() for d in all_docs))
     manifest = {
         "profile": profile,
         "seed": seed,
@@ -198,26 +198,23 @@ def run_prepare(
         "skipped_total": sum(r["skipped_count"] for r in domains.values()),
         "domains": domains,
     }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / "documents.jsonl", lines)
-    atomic_write_json(out_dir / "manifest.json", manifest)
+    write_atomic(out_dir / "documents.jsonl", lines)
+    write_json_atomic(out_dir / "manifest.json", manifest)
     return manifest
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--raw", default="data/raw")
-    parser.add_argument("--out", default="data/prepared")
-    args = parser.parse_args(argv)
+    paths = {"params": Path("params.yaml"), "raw": Path("data/raw"), "out": Path("data/prepared")}
+    args = stage_parser(__doc__, **paths).parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
+
+    def compute() -> StageOutput:
         manifest = run_prepare(load_params(args.params), args.raw, args.out)
-    except (CorpusError, FetchError) as exc:
-        print(f"error: prepare: {exc}", file=sys.stderr)
-        return 1
-    print(f"prepared {manifest['n_documents']} documents ({manifest['skipped_total']} skipped)")
-    return 0
+        return StageOutput(
+            {}, f"{manifest['n_documents']} documents ({manifest['skipped_total']} skipped)"
+        )
+
+    return run_stage("prepare", compute, (CorpusError, FetchError))
 
 
 if __name__ == "__main__":

@@ -17,21 +17,17 @@ rerun with the same config sends no request and a killed run resumes.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
-from hope.rag.config import DEFAULT_CONF_DIR, RagConfig, RagConfigError, load_rag_config
+from hope.io import jsonl_lines
+from hope.rag.config import RagConfig
 from hope.rag.questions import generate_questions, ragas_testset
-from hope.stages.chunk import DEFAULT_DOCUMENTS, check_documents, read_jsonl, write_atomic
-
-DEFAULT_OUTPUT = Path("data/questions/questions.jsonl")
+from hope.records import check_documents
 
 
 def make_questions(
@@ -56,17 +52,16 @@ def make_questions(
     ragas_generate = None
     ragas_client = None
     if qcfg.generator != "fallback":
-        llm, ragas_client = models.judge_llm(
+        llm, ragas_client, embeddings = runner.ragas_models(
             config,
             endpoint,
             cache,
             purpose="ragas-testset",
-            temperature=config.ragas.temperature,
             client=questions_client,
+            embedder=embedder,
         )
-        embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
         ragas_generate = partial(
-            _ragas_generate,
+            ragas_testset,
             llm=llm,
             embeddings=embeddings,
             seed=config.seed,
@@ -102,84 +97,18 @@ def make_questions(
     return questions, summary
 
 
-def _ragas_generate(domain, docs, count, **kwargs):
-    return ragas_testset(domain, docs, count, **kwargs)
-
-
-def open_stage_cache(path: str | None) -> ResponseCache:
-    from hope.models.factory import open_cache
-
-    return open_cache(path)
-
-
-def add_common_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--params", type=Path, help="params.yaml: its 'rag' section and corpora.profile"
-    )
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
-    parser.add_argument(
-        "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
-    )
-    parser.add_argument("--no-progress", action="store_true")
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--documents", type=Path, default=DEFAULT_DOCUMENTS)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    add_common_args(parser)
-    return parser.parse_args(argv)
-
-
-def jsonl_lines(records: Sequence[Mapping[str, Any]]):
-    return (json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
-
-
-def run_stage(
-    name: str,
-    compute: Callable[[], tuple[dict[Path, Iterable[str]], Path, dict[str, Any], str]],
-    errors: tuple[type[BaseException], ...] = (RagConfigError, ValueError, FileNotFoundError),
-) -> int:
-    """The RAG stages' ``main``: run ``compute`` (outputs, summary path, summary, message); a bad
-    input is one line on stderr and exit 1 with nothing written; otherwise the summary gets the
-    wall time and every file is written atomically."""
-    started = time.perf_counter()
-    try:
-        outputs, summary_path, summary, message = compute()
-    except errors as exc:
-        print(f"{name}: error: {exc}", file=sys.stderr)
-        return 1
-    summary["wall_s"] = round(time.perf_counter() - started, 2)
-    for path, lines in outputs.items():
-        write_atomic(path, lines)
-    write_atomic(summary_path, [json.dumps(summary, indent=2) + "\n"])
-    print(f"{name}: {message}", file=sys.stderr)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute():
-        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
-        documents = read_jsonl(args.documents)
-        if not documents:
-            raise ValueError(f"{args.documents}: no documents")
-        check_documents(documents, str(args.documents))
+    def compute(args, config, profile, cache) -> runner.StageOutput:
+        documents = runner.read_records(args.documents, "documents", check_documents)
         questions, summary = make_questions(
-            documents, config, profile, open_stage_cache(args.cache), progress=not args.no_progress
+            documents, config, profile, cache, progress=not args.no_progress
         )
         message = f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}"
-        return (
-            {args.output: jsonl_lines(questions)},
-            args.output.parent / "summary.json",
-            summary,
-            message,
-        )
+        return runner.StageOutput({args.output: jsonl_lines(questions)}, message, summary)
 
-    return run_stage(
-        "questions", compute, (RagConfigError, ValueError, FileNotFoundError, RuntimeError)
-    )
+    paths = {"documents": runner.DEFAULT_DOCUMENTS, "output": runner.DEFAULT_QUESTIONS}
+    errors = (ValueError, FileNotFoundError, RuntimeError)
+    return runner.run_rag_stage("questions", __doc__, argv, paths, compute, errors)
 
 
 if __name__ == "__main__":

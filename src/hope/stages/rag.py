@@ -11,36 +11,19 @@ and tokens), plus ``data/rag/summary.json``.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
+from hope.io import jsonl_lines
 from hope.models.embeddings import Embedder
 from hope.rag.answering import answer_all
-from hope.rag.config import RagConfig, load_rag_config
-from hope.rag.retrieval import build_indexes, check_passages, retrieve
-from hope.stages.chunk import read_jsonl
-from hope.stages.questions import DEFAULT_OUTPUT as DEFAULT_QUESTIONS
-from hope.stages.questions import add_common_args, jsonl_lines, open_stage_cache, run_stage
-
-DEFAULT_PASSAGES = Path("data/chunks/passages.jsonl")
-DEFAULT_OUTPUT = Path("data/rag/answers.jsonl")
-QUESTION_FIELDS = ("question_id", "domain", "doc_id", "question", "reference")
-
-
-def check_questions(questions: Sequence[Mapping[str, Any]], source: str = "questions") -> None:
-    seen: set[str] = set()
-    for position, question in enumerate(questions, start=1):
-        missing = [f for f in QUESTION_FIELDS if f not in question]
-        if missing:
-            raise ValueError(f"{source}: question #{position} lacks field(s) {missing}")
-        if question["question_id"] in seen:
-            raise ValueError(f"{source}: duplicate question_id {question['question_id']!r}")
-        seen.add(question["question_id"])
+from hope.rag.config import RagConfig
+from hope.rag.retrieval import build_indexes, retrieve
+from hope.records import check_passages, check_questions
 
 
 def run_rag(
@@ -66,27 +49,18 @@ def run_rag(
     hits = retrieve(questions, indexes, embedder, chunkers=chunkers, top_k=config.retrieval.top_k)
     endpoint = models.role_endpoint(config, "answer")
     make_llm = models.chat_llm_factory(endpoint, cache, answer_client)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(hits), desc="rag answers", file=sys.stderr)
-    try:
-        records = asyncio.run(
-            answer_all(
-                questions,
-                chunkers,
-                hits,
-                make_llm,
-                seed=config.seed,
-                temperature=config.answer.temperature,
-                concurrency=endpoint.settings.concurrency,
-                progress=bar,
-            )
+    records = asyncio.run(
+        answer_all(
+            questions,
+            chunkers,
+            hits,
+            make_llm,
+            seed=config.seed,
+            temperature=config.answer.temperature,
+            concurrency=endpoint.settings.concurrency,
+            progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
+    )
     failed: dict[str, int] = {c: 0 for c in chunkers}
     for record in records:
         failed[record["chunker"]] += record["answer"] is None
@@ -107,39 +81,23 @@ def run_rag(
     return records, summary
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
-    parser.add_argument("--passages", type=Path, default=DEFAULT_PASSAGES)
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
-    add_common_args(parser)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute():
-        config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
-        questions = read_jsonl(args.questions)
-        if not questions:
-            raise ValueError(f"{args.questions}: no questions")
-        check_questions(questions, str(args.questions))
-        passages = read_jsonl(args.passages)
-        check_passages(passages, str(args.passages))
+    def compute(args, config, _profile, cache) -> runner.StageOutput:
+        questions = runner.read_records(args.questions, "questions", check_questions)
+        passages = runner.read_records(args.passages, "passages", check_passages, required=False)
         records, summary = run_rag(
-            questions, passages, config, open_stage_cache(args.cache), progress=not args.no_progress
+            questions, passages, config, cache, progress=not args.no_progress
         )
         failed = sum(summary["failed_answers_per_chunker"].values())
         message = f"{len(records)} answers ({failed} failed) -> {args.output}"
-        return (
-            {args.output: jsonl_lines(records)},
-            args.output.parent / "summary.json",
-            summary,
-            message,
-        )
+        return runner.StageOutput({args.output: jsonl_lines(records)}, message, summary)
 
-    return run_stage("rag", compute)
+    paths = {
+        "questions": runner.DEFAULT_QUESTIONS,
+        "passages": runner.DEFAULT_PASSAGES,
+        "output": runner.DEFAULT_ANSWERS,
+    }
+    return runner.run_rag_stage("rag", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":

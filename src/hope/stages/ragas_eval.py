@@ -17,25 +17,19 @@ Judge LLM requests go through the response cache: a rerun sends none, a killed r
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import csv
-import io
-import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope import stage_runner as runner
 from hope.cache import ResponseCache
-from hope.rag.config import RagConfig, load_rag_config
+from hope.io import csv_text, jsonl_lines
+from hope.rag.config import RagConfig
 from hope.rag.scoring import aggregate, build_metrics, failure_summary, score_all
-from hope.stages.chunk import read_jsonl
-from hope.stages.questions import DEFAULT_OUTPUT as DEFAULT_QUESTIONS
-from hope.stages.questions import add_common_args, open_stage_cache, run_stage
-from hope.stages.rag import DEFAULT_OUTPUT as DEFAULT_ANSWERS
-from hope.stages.rag import DEFAULT_PASSAGES, check_questions
+from hope.records import check_questions
 
 DEFAULT_OUT_DIR = Path("data/ragas")
 
@@ -87,35 +81,20 @@ def evaluate_answers(
     if metrics is None:
         endpoint = models.role_endpoint(config, "judge")
         identity = endpoint.identity
-        llm, caching = models.judge_llm(
-            config,
-            endpoint,
-            cache,
-            purpose="ragas-metrics",
-            temperature=config.ragas.temperature,
-            client=judge_client,
+        llm, caching, embeddings = runner.ragas_models(
+            config, endpoint, cache, purpose="ragas-metrics", client=judge_client, embedder=embedder
         )
-        embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
         metrics = build_metrics(llm, embeddings, config.ragas)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(items), desc="ragas", file=sys.stderr)
-    try:
-        rows = asyncio.run(
-            score_all(
-                items,
-                by_id,
-                metrics,
-                timeout_s=config.ragas.timeout_s,
-                concurrency=config.ragas.concurrency,
-                progress=bar,
-            )
+    rows = asyncio.run(
+        score_all(
+            items,
+            by_id,
+            metrics,
+            timeout_s=config.ragas.timeout_s,
+            concurrency=config.ragas.concurrency,
+            progress=progress,
         )
-    finally:
-        if bar is not None:
-            bar.close()
+    )
     table = aggregate(rows)
     summary = {
         **failure_summary(rows),
@@ -127,69 +106,47 @@ def evaluate_answers(
     return rows, table, summary
 
 
-def _json_value(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+def _nan_as(value: Any, replacement: Any) -> Any:
+    return replacement if isinstance(value, float) and math.isnan(value) else value
 
 
-def per_question_lines(rows: Sequence[Mapping[str, Any]]):
-    for row in rows:
-        clean = {k: _json_value(v) for k, v in row.items()}
-        yield json.dumps(clean, ensure_ascii=False, allow_nan=False) + "\n"
+def per_question_lines(rows: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """JSON lines with NaN as null (its reason is in the ``<indicator>_error`` field)."""
+    return jsonl_lines({k: _nan_as(v, None) for k, v in row.items()} for row in rows)
 
 
 def table_csv(table: Sequence[Mapping[str, Any]]) -> str:
-    buffer = io.StringIO()
-    if not table:
-        return ""
-    writer = csv.DictWriter(buffer, fieldnames=list(table[0]), lineterminator="\n")
-    writer.writeheader()
-    for record in table:
-        writer.writerow(
-            {k: ("NaN" if isinstance(v, float) and math.isnan(v) else v) for k, v in record.items()}
-        )
-    return buffer.getvalue()
-
-
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--questions", type=Path, default=DEFAULT_QUESTIONS)
-    parser.add_argument("--answers", type=Path, default=DEFAULT_ANSWERS)
-    parser.add_argument("--passages", type=Path, default=DEFAULT_PASSAGES)
-    parser.add_argument("--out-dir", type=Path, default=DEFAULT_OUT_DIR)
-    add_common_args(parser)
-    return parser.parse_args(argv)
+    return csv_text([{k: _nan_as(v, "NaN") for k, v in record.items()} for record in table])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-
-    def compute():
-        config, _profile = load_rag_config(args.params, conf_dir=args.conf_dir)
-        questions = read_jsonl(args.questions)
-        answers = read_jsonl(args.answers)
-        passages = read_jsonl(args.passages)
-        if not answers:
-            raise ValueError(f"{args.answers}: no answers")
+    def compute(args, config, _profile, cache) -> runner.StageOutput:
+        questions = runner.read_records(
+            args.questions, "questions", check_questions, required=False
+        )
+        answers = runner.read_records(args.answers, "answers")
+        passages = runner.read_records(args.passages, "passages", required=False)
         rows, table, summary = evaluate_answers(
-            questions,
-            answers,
-            passages,
-            config,
-            open_stage_cache(args.cache),
-            progress=not args.no_progress,
+            questions, answers, passages, config, cache, progress=not args.no_progress
         )
         out = args.out_dir
-        message = (
-            f"{len(rows)} (question, chunker) items, NaN per metric "
-            f"{summary['failed_per_metric']} -> {out}"
+        return runner.StageOutput(
+            files={
+                out / "per_question.jsonl": per_question_lines(rows),
+                out / "per_doc_chunker.csv": table_csv(table),
+            },
+            message=f"{len(rows)} (question, chunker) items, NaN per metric "
+            f"{summary['failed_per_metric']} -> {out}",
+            summary=summary,
         )
-        outputs = {
-            out / "per_question.jsonl": per_question_lines(rows),
-            out / "per_doc_chunker.csv": [table_csv(table)],
-        }
-        return outputs, out / "summary.json", summary, message
 
-    return run_stage("ragas", compute)
+    paths = {
+        "questions": runner.DEFAULT_QUESTIONS,
+        "answers": runner.DEFAULT_ANSWERS,
+        "passages": runner.DEFAULT_PASSAGES,
+        "out_dir": DEFAULT_OUT_DIR,
+    }
+    return runner.run_rag_stage("ragas", __doc__, argv, paths, compute)
 
 
 if __name__ == "__main__":

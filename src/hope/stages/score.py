@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
-import io
-import json
 import math
 import sys
 from collections import defaultdict
@@ -29,28 +26,14 @@ from typing import Any
 
 import yaml
 
+from hope.concurrency import gather_bounded
 from hope.evaluate import HopeEvaluator
-from hope.io import write_atomic, write_json_atomic
+from hope.io import csv_text, jsonl_lines, read_jsonl, write_atomic, write_json_atomic
+from hope.records import check_documents, group_passages
 from hope.result import METRICS, HopeResult
-from hope.stages.chunk import check_documents, read_jsonl
 
 SCORE_COLUMNS = ["hope", *METRICS]
-
-
-def group_passages(
-    passages: Sequence[Mapping[str, Any]], doc_ids: set[str]
-) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    """Passages per (doc_id, chunker) in passage order; unknown documents are an error."""
-    pairs: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for record in passages:
-        if record["doc_id"] not in doc_ids:
-            raise ValueError(
-                f"passage {record.get('passage_id')!r} names unknown document {record['doc_id']!r}"
-            )
-        pairs[(record["doc_id"], record["chunker"])].append(record)
-    for records in pairs.values():
-        records.sort(key=lambda r: r["index"])
-    return dict(pairs)
+Scored = tuple[Mapping[str, Any], str, HopeResult]
 
 
 async def score_pairs(
@@ -60,35 +43,31 @@ async def score_pairs(
     *,
     parallel_pairs: int = 4,
     progress: bool = True,
-) -> list[tuple[Mapping[str, Any], str, HopeResult]]:
+) -> list[Scored]:
     """Score every pair; several pairs at once so the LLM's request queue never runs dry."""
     check_documents(documents)
     by_id = {d["doc_id"]: d for d in documents}
     pairs = group_passages(passages, set(by_id))
-    semaphore = asyncio.Semaphore(parallel_pairs)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(pairs), desc="hope: document x chunker", unit="pair")
-
-    async def one(doc_id: str, chunker: str) -> tuple[Mapping[str, Any], str, HopeResult]:
-        async with semaphore:
-            records = pairs[(doc_id, chunker)]
-            result = await evaluator.aevaluate(
-                by_id[doc_id]["text"],
-                [r["text"] for r in records],
-                [r["passage_id"] for r in records],
-            )
-        if bar is not None:
-            bar.update(1)
+    async def one(pair: tuple[str, str]) -> Scored:
+        doc_id, chunker = pair
+        records = pairs[pair]
+        result = await evaluator.aevaluate(
+            by_id[doc_id]["text"],
+            [r["text"] for r in records],
+            [r["passage_id"] for r in records],
+        )
         return by_id[doc_id], chunker, result
 
     try:
-        return list(await asyncio.gather(*(one(d, c) for d, c in sorted(pairs))))
+        return await gather_bounded(
+            one,
+            sorted(pairs),
+            limit=parallel_pairs,
+            progress="hope: document x chunker" if progress else None,
+            unit="pair",
+        )
     finally:
-        if bar is not None:
-            bar.close()
         await evaluator.llm.aclose()
 
 
@@ -133,13 +112,20 @@ def summarise(
     }
 
 
-def rows_to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    return buffer.getvalue()
+def write_score_outputs(
+    out_dir: Path, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored], summary: Any
+) -> None:
+    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result) and
+    ``summary.json``, each replaced atomically."""
+    write_atomic(out_dir / "scores.csv", csv_text(rows))
+    write_atomic(
+        out_dir / "evidence.jsonl",
+        jsonl_lines(
+            {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()}
+            for doc, chunker, result in scored
+        ),
+    )
+    write_json_atomic(out_dir / "summary.json", summary)
 
 
 def config_overrides(params: Mapping[str, Any]) -> list[str]:
@@ -172,26 +158,15 @@ def main(argv: list[str] | None = None) -> int:
     params = (yaml.safe_load(Path(args.params).read_text(encoding="utf-8")) or {}).get("hope", {})
     cfg = compose_config([*config_overrides(params), *args.overrides])
     settings, llm, embedder = build_from_config(cfg)
-    documents = read_jsonl(Path(args.documents))
-    passages = read_jsonl(Path(args.passages))
+    documents = read_jsonl(args.documents, "documents file")
+    passages = read_jsonl(args.passages, "passages file")
     evaluator = HopeEvaluator(llm, embedder, settings)
     scored = asyncio.run(
         score_pairs(evaluator, documents, passages, parallel_pairs=params.get("parallel_pairs", 4))
     )
     out = Path(args.out_dir)
-    write_atomic(out / "scores.csv", rows_to_csv([score_row(*item) for item in scored]))
-    evidence = "".join(
-        json.dumps(
-            {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()},
-            ensure_ascii=False,
-            allow_nan=False,
-        )
-        + "\n"
-        for doc, chunker, result in scored
-    )
-    write_atomic(out / "evidence.jsonl", evidence)
     summary = summarise(scored, llm.usage.to_dict())
-    write_json_atomic(out / "summary.json", summary)
+    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary)
     usage = summary["usage"]
     print(
         f"hope: {len(scored)} (document, chunker) pairs -> {out}; "

@@ -6,18 +6,15 @@ document count beside the reproduced one.
 
 from __future__ import annotations
 
-import argparse
-import csv
-import io
 import json
 import statistics
-import sys
 from pathlib import Path
 from typing import Any
 
 from hope.corpora import DOMAIN_LABELS, DOMAINS, PAPER_COUNTS
-from hope.corpora.fetch import atomic_write_text
-from hope.corpora.schema import SchemaError, validate_record
+from hope.corpora.schema import validate_record
+from hope.io import csv_text, read_jsonl, read_text
+from hope.stage_runner import StageOutput, run_stage, stage_parser
 
 COLUMNS = (
     "domain",
@@ -63,12 +60,7 @@ def build_table1(records: list[dict[str, Any]], manifest: dict[str, Any]) -> lis
 
 
 def to_csv(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
-    return buf.getvalue()
+    return csv_text(rows, COLUMNS)
 
 
 def _num(value: float | int | None) -> str:
@@ -97,22 +89,18 @@ def to_markdown(rows: list[dict[str, Any]], profile: str = "") -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--prepared", default="data/prepared")
-    args = parser.parse_args(argv)
-    prepared = Path(args.prepared)
-    try:
-        manifest = json.loads((prepared / "manifest.json").read_text(encoding="utf-8"))
-        with open(prepared / "documents.jsonl", encoding="utf-8") as handle:
-            records = [json.loads(line) for line in handle if line.strip()]
-        rows = build_table1(records, manifest)
-    except (OSError, json.JSONDecodeError, SchemaError) as exc:
-        print(f"error: table1: {exc}", file=sys.stderr)
-        return 1
-    atomic_write_text(prepared / "table1.csv", to_csv(rows))
-    atomic_write_text(prepared / "table1.md", to_markdown(rows, manifest.get("profile", "")))
-    print(to_markdown(rows, manifest.get("profile", "")))
-    return 0
+    args = stage_parser(__doc__, prepared=Path("data/prepared")).parse_args(argv)
+
+    def compute() -> StageOutput:
+        manifest = json.loads(read_text(args.prepared / "manifest.json", "manifest"))
+        rows = build_table1(
+            read_jsonl(args.prepared / "documents.jsonl", "documents file"), manifest
+        )
+        markdown = to_markdown(rows, manifest.get("profile", ""))
+        files = {args.prepared / "table1.csv": to_csv(rows), args.prepared / "table1.md": markdown}
+        return StageOutput(files, markdown)
+
+    return run_stage("table1", compute, (ValueError,))
 
 
 if __name__ == "__main__":
