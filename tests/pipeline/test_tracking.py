@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hope.tracking.mlflow_run import (
-    REDACTED,
-    aggregate_metrics,
-    dvc_hashes,
-    flatten,
-    git_commit,
-    name_part,
-    redact,
-)
+from hope.tracking.names import aggregate_metrics, flatten, name_part
+from hope.tracking.provenance import dvc_hashes, git_commit
+from hope.tracking.secrets import REDACTED, redact
 
 
 def test_redact_removes_secret_keys_and_secret_env_values_but_keeps_ordinary_keys():
