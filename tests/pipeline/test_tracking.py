@@ -39,6 +39,19 @@ def test_redact_removes_secret_keys_and_secret_env_values_but_keeps_ordinary_key
     assert config["llm"]["api_key"] == "sk-inline-999"  # the input is not modified
 
 
+def test_redact_removes_secrets_from_hydra_override_strings():
+    overrides = ["llm.api_key=sk-inline-999", "+llm.extra_body.token=abc", "llm.max_tokens=64"]
+    assert redact({"hope": {"overrides": overrides}}, {})["hope"]["overrides"] == [
+        f"llm.api_key={REDACTED}",
+        f"+llm.extra_body.token={REDACTED}",
+        "llm.max_tokens=64",
+    ]
+    assert redact(["api_key_env=OPENAI_API_KEY", "a=b=c"], {}) == [
+        "api_key_env=OPENAI_API_KEY",
+        "a=b=c",
+    ]
+
+
 ROWS = [
     {"doc_id": "a", "domain": "news", "chunker": "c1", "hope": 0.2, "bleu": 10.0},
     {"doc_id": "b", "domain": "news", "chunker": "c1", "hope": 0.6, "bleu": None},

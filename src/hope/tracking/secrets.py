@@ -18,6 +18,8 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 _SECRET_ENV = re.compile(r"(?:KEY|TOKEN|PASSWORD|PASSWD|SECRET|CREDENTIALS?)(?:_|$)", re.IGNORECASE)
+# A Hydra override: optional +/++/~ prefix, a dotted key, `=`, the value.
+_OVERRIDE = re.compile(r"^(?P<key>[+~]{0,2}[A-Za-z_][\w.@/\-]*)=(?P<value>.*)$", re.DOTALL)
 _MIN_SECRET_CHARS = 6  # shorter values ("1", "yes") would redact ordinary config values
 
 
@@ -42,8 +44,10 @@ def scrub(text: str, secrets: Sequence[str]) -> str:
 def redact(config: Any, env: Mapping[str, str] | None = None) -> Any:
     """A copy of ``config`` (dicts, lists, scalars) without secrets.
 
-    Values under secret-looking keys (api_key, token, password, secret, ...) are replaced, and so is
-    any string containing the value of a secret-looking environment variable.
+    Values under secret-looking keys (api_key, token, password, secret, ...) are replaced, so are
+    the values of Hydra override strings naming such a key (``llm.api_key=sk-...``, as params.yaml's
+    ``hope.overrides`` holds them), and so is any string containing the value of a secret-looking
+    environment variable.
     """
     secrets = secret_values(env)
 
@@ -55,6 +59,9 @@ def redact(config: Any, env: Mapping[str, str] | None = None) -> Any:
         if isinstance(value, list | tuple):
             return [walk(v, None) for v in value]
         if isinstance(value, str):
+            override = _OVERRIDE.match(value)
+            if override and is_secret_key(override["key"]) and override["value"]:
+                return f"{override['key']}={REDACTED}"
             return scrub(value, secrets)
         return value
 
