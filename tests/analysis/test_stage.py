@@ -30,6 +30,7 @@ EXPECTED = {
     "figure7.png",
     "figure7.pdf",
     "figure7_bins.csv",
+    "figure7_series.csv",
     "figure7_gains.csv",
     "metrics.json",
 }

@@ -93,7 +93,7 @@ def test_every_hope_profile_composes_into_settings(name: str):
 
 @pytest.mark.parametrize("name", _options("tracking"))
 def test_every_tracking_option_composes(name: str):
-    from hope.tracking.mlflow_run import TrackingSettings
+    from hope.tracking.settings import TrackingSettings
 
     cfg = compose([f"tracking={name}"])
     settings = TrackingSettings.from_mapping(OmegaConf.to_container(cfg.tracking, resolve=True))

@@ -9,6 +9,7 @@ that sends no request.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shutil
 import subprocess
@@ -61,6 +62,64 @@ def dvc(work: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProc
     )
 
 
+def stage_runs(work: Path) -> list:
+    """The MLflow runs the `hope` stage logged into the scratch repo's store."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{work / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("hope")
+    assert experiment is not None, "the hope stage logged no MLflow run"
+    return client.search_runs(
+        [experiment.experiment_id], filter_string="tags.`hope.kind` = 'stage'"
+    )
+
+
+def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
+    """`dvc metrics show` lists every stage summary; `dvc plots show` renders the templates."""
+    shown = dvc(work, "metrics", "show", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr[-3000:]
+    # One revision: the workspace (named "" outside git).
+    (revision,) = json.loads(shown.stdout).values()
+    files = revision["data"]
+    assert set(files) == {
+        "data/chunks/summary.json",
+        "data/hope/metrics.json",
+        "data/questions/summary.json",
+        "data/rag/summary.json",
+        "data/ragas/summary.json",
+        "paper_figures/metrics.json",
+    }
+    assert not any("error" in f for f in files.values()), files
+    hope = files["data/hope/metrics.json"]["data"]
+    assert hope["corpus"]["n_pairs"] == 14
+    assert set(hope["chunker"]) == {"fixed_500_o0", "recursive_500"}
+    assert files["data/chunks/summary.json"]["data"]["recursive_500"]["documents"] == 7
+
+    plots = dvc(work, "plots", "show", "--json", env=env)
+    assert plots.returncode == 0, plots.stderr[-3000:]
+    rendered = json.loads(plots.stdout)
+    assert not rendered.get("errors"), rendered.get("errors")
+    indicators = {
+        "answer_correctness",
+        "factual_correctness",
+        "context_recall",
+        "response_relevancy",
+    }
+    for name, mark, rows in (
+        ("hope_vs_rag_indicators", '"point"', 14),
+        ("figure7_rag_indicators_by_semantic_independence", '"line"', 2),  # >= 2 bins
+    ):
+        (plot,) = rendered["data"][name]
+        assert plot["type"] == "vega" and mark in json.dumps(plot["content"])
+        values = plot["content"]["data"]["values"]
+        assert {v["field"] for v in values} == indicators  # one series per indicator
+        assert len(values) >= rows * len(indicators)
+    html = dvc(work, "plots", "show", env=env)
+    assert html.returncode == 0, html.stderr[-3000:]
+    page = (work / "dvc_plots" / "index.html").read_text()
+    assert "vega" in page and "figure7_rag_indicators_by_semantic_independence" in page
+
+
 def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp_path):
     work = tmp_path / "repo"
     work.mkdir()
@@ -97,10 +156,16 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         ):
             assert (figures / name).stat().st_size > 0, name
 
+        hope_runs = stage_runs(work)
+        assert len(hope_runs) == 1  # the hope stage logged its run; nothing scored HOPE again
+        assert hope_runs[0].data.metrics["corpus/n_pairs"] == 14
+        check_metrics_and_plots(work, env)
+
         second = dvc(work, "repro", "paper_outputs", env=env)
         assert second.returncode == 0, second.stderr[-3000:]
         assert "up to date" in second.stdout
         assert server.requests == requests_after_first
+        assert len(stage_runs(work)) == 1
 
 
 def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
@@ -165,3 +230,6 @@ def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
         header, *rows = list(csv.reader(shown.stdout.splitlines()))
         seeds = {row[header.index("hope.seed")] for row in rows}
         assert "7" in seeds
+        # The hope stage's metrics.json is a DVC metric: the experiment shows its corpus HOPE.
+        hope = {row[header.index("hope.seed")]: row[header.index("corpus.hope")] for row in rows}
+        assert 0 <= float(hope["7"]) <= 1

@@ -20,17 +20,18 @@ def fake_bin(tmp_path, fail: str | None = None):
     return bin_dir, log
 
 
-def test_runs_dvc_repro_then_hope_run_in_the_repo_and_writes_timings(tmp_path):
+def test_runs_dvc_repro_alone_in_the_repo_and_writes_timings(tmp_path):
+    # The hope stage logs its MLflow run itself: no second HOPE scoring (hope-run) afterwards.
     repo = tmp_path / "repo"
     repo.mkdir()
     bin_dir, log = fake_bin(tmp_path)
     timings = tmp_path / "t.json"
     argv = ["--repo", str(repo), "--bin-dir", str(bin_dir), "--timings", str(timings)]
     assert main(argv) == 0
-    assert log.read_text().splitlines() == [f"dvc repro in {repo}", f"hope-run  in {repo}"]
+    assert log.read_text().splitlines() == [f"dvc repro in {repo}"]
     written = json.loads(timings.read_text())
-    assert list(written) == [*STEPS, "total"]
-    assert written["total"] == round(written["dvc_repro"] + written["hope_run"], 1)
+    assert list(written) == [*STEPS, "total"] == ["dvc_repro", "total"]
+    assert written["total"] == written["dvc_repro"]
 
 
 def test_a_failing_step_stops_the_run_with_its_exit_status(tmp_path):
@@ -38,5 +39,5 @@ def test_a_failing_step_stops_the_run_with_its_exit_status(tmp_path):
     timings = tmp_path / "t.json"
     argv = ["--repo", str(tmp_path), "--bin-dir", str(bin_dir), "--timings", str(timings)]
     assert main(argv) == 3
-    assert len(log.read_text().splitlines()) == 1  # hope-run never started
+    assert len(log.read_text().splitlines()) == 1
     assert not timings.exists()

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 from pathlib import Path
 
 import pytest
+import yaml
 
-from hope.tracking.mlflow_run import (
-    REDACTED,
-    aggregate_metrics,
-    dvc_hashes,
-    flatten,
-    git_commit,
-    name_part,
-    redact,
-)
+from hope.tracking.names import aggregate_metrics, flatten, name_part
+from hope.tracking.provenance import dvc_hashes, file_md5s, git_commit
+from hope.tracking.secrets import REDACTED, redact
+from hope.tracking.settings import TrackingSettings
+from hope.tracking.stage import record_score_stage
 
 
 def test_redact_removes_secret_keys_and_secret_env_values_but_keeps_ordinary_keys():
@@ -38,6 +37,19 @@ def test_redact_removes_secret_keys_and_secret_env_values_but_keeps_ordinary_key
     assert clean["paths"] == ["/home/me/data", f"x {REDACTED} y"]  # HOME is not secret-looking
     assert clean["token"] is None and clean["retries"] == 1
     assert config["llm"]["api_key"] == "sk-inline-999"  # the input is not modified
+
+
+def test_redact_removes_secrets_from_hydra_override_strings():
+    overrides = ["llm.api_key=sk-inline-999", "+llm.extra_body.token=abc", "llm.max_tokens=64"]
+    assert redact({"hope": {"overrides": overrides}}, {})["hope"]["overrides"] == [
+        f"llm.api_key={REDACTED}",
+        f"+llm.extra_body.token={REDACTED}",
+        "llm.max_tokens=64",
+    ]
+    assert redact(["api_key_env=OPENAI_API_KEY", "a=b=c"], {}) == [
+        "api_key_env=OPENAI_API_KEY",
+        "a=b=c",
+    ]
 
 
 ROWS = [
@@ -96,3 +108,182 @@ def test_git_commit_outside_a_repository_is_none(tmp_path: Path):
 def test_git_commit_of_this_repository(repo_root: Path):
     commit, dirty = git_commit(repo_root)
     assert commit is not None and len(commit) == 40 and isinstance(dirty, bool)
+
+
+def test_file_md5s_are_the_md5s_dvc_lock_records(tmp_path: Path):
+    (tmp_path / "a.txt").write_bytes(b"abc")
+    assert file_md5s([tmp_path / "a.txt"]) == {
+        str(tmp_path / "a.txt"): "900150983cd24fb0d6963f7d28e17f72"  # md5("abc")
+    }
+
+
+def test_tracking_uri_is_the_config_then_the_environment_then_the_default(monkeypatch):
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert TrackingSettings.from_mapping({"uri": "sqlite:///a.db"}, default_uri="x").uri == (
+        "sqlite:///a.db"
+    )
+    assert TrackingSettings.from_mapping({"uri": None}, default_uri="sqlite:///d.db").uri == (
+        "sqlite:///d.db"
+    )
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///env.db")
+    assert TrackingSettings.from_mapping({}, default_uri="sqlite:///d.db").uri == "sqlite:///env.db"
+    assert not TrackingSettings.from_mapping({"enabled": False, "uri": "x"}).enabled
+    monkeypatch.delenv("MLFLOW_TRACKING_URI")
+    with pytest.raises(ValueError, match=r"tracking\.uri"):
+        TrackingSettings.from_mapping({"uri": None})
+
+
+# What the `hope` stage writes, by hand: three pairs, one of them with HOPE undefined.
+SCORES_CSV = (
+    "doc_id,domain,chunker,n_passages,hope,concept_unity,semantic_independence,"
+    "information_preservation,concept_unity_scored,concept_unity_failed,"
+    "semantic_independence_scored,semantic_independence_failed,"
+    "information_preservation_scored,information_preservation_failed\n"
+    "a,news,c1,3,0.2,0.4,0.1,0.1,1,0,1,0,2,0\n"
+    "b,wiki,c1,2,,0.5,,0.3,1,0,0,1,2,0\n"
+    "a,news,c2,4,0.6,0.8,0.6,0.4,1,0,1,0,2,0\n"
+)
+SUMMARY = {
+    "pairs": 3,
+    "usage": {"requests": 5, "cache_hits": 1, "latency_s": 2.5},
+    "failures_by_metric_and_chunker": {"semantic_independence": {"c1": 1}},
+    "prompts": {"concept_statements": {"id": "concept_statements@v1#abc", "user": "Read {n}"}},
+    "settings": {"profile": "paper", "seed": 3},
+    "models": {"llm": "openai:sim|model", "embedder": "hashing:256"},
+}
+
+
+def stage_outputs(tmp_path: Path, tracking: dict | None) -> tuple[Path, Path, list[Path]]:
+    out = tmp_path / "data" / "hope"
+    out.mkdir(parents=True)
+    (out / "scores.csv").write_text(SCORES_CSV)
+    (out / "summary.json").write_text(json.dumps(SUMMARY))
+    (out / "evidence.jsonl").write_text('{"doc_id": "a"}\n')
+    inputs = [tmp_path / "documents.jsonl", tmp_path / "passages.jsonl"]
+    for path in inputs:
+        path.write_text(path.stem)
+    params = {
+        "corpora": {"profile": "sample", "seed": 2025, "min_chars": 500, "sources": {"x": 1}},
+        "chunkers": ["c1", "c2"],
+        "hope": {"profile": "paper", "seed": 3, "llm": "llamacpp_server", "overrides": []},
+    }
+    if tracking is not None:
+        params["tracking"] = tracking
+    params_path = tmp_path / "params.yaml"
+    params_path.write_text(yaml.safe_dump(params))
+    return params_path, out, inputs
+
+
+def test_stage_metrics_file_by_hand_and_no_run_without_tracking(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for tracking in (None, {"enabled": False}):
+        params_path, out, inputs = stage_outputs(tmp_path / str(bool(tracking)), tracking)
+        assert record_score_stage(params_path, out, inputs, wall_s=12.34) is None
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["corpus"]["hope"] == pytest.approx((0.2 + 0.6) / 2)
+        assert metrics["corpus"]["semantic_independence"] == pytest.approx((0.1 + 0.6) / 2)
+        assert metrics["corpus"]["n_pairs"] == 3 and metrics["corpus"]["undefined"]["hope"] == 1
+        assert metrics["chunker"]["c1"]["hope"] == pytest.approx(0.2)
+        assert metrics["chunker"]["c2"]["concept_unity"] == pytest.approx(0.8)
+        assert metrics["domain"]["news"]["hope"] == pytest.approx(0.4)
+        assert "hope" not in metrics["domain"]["wiki"]  # undefined there: no number, a count
+        assert metrics["usage"] == {"requests": 5, "cache_hits": 1, "latency_s": 2.5}
+        assert metrics["failures"] == {"semantic_independence": 1}
+        assert metrics["time"] == {"score_s": 12.3}
+        assert "pair" not in metrics  # per pair: scores.csv
+    assert not (tmp_path / "mlflow.db").exists() and not list(tmp_path.rglob("mlflow.db"))
+
+
+def test_stage_logs_one_run_with_the_stage_outputs(tmp_path: Path, monkeypatch):
+    from mlflow import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # the default store: mlflow.db in the repo
+    client = MlflowClient(tracking_uri=store)
+    run = client.get_run(run_id)
+    assert (
+        run.info.status == "FINISHED" and run.info.run_name == "dvc hope: sample/2 chunkers/paper"
+    )
+    metrics = run.data.metrics
+    metrics_file = json.loads((out / "metrics.json").read_text())
+    assert metrics["corpus/hope"] == pytest.approx(metrics_file["corpus"]["hope"])
+    assert metrics["pair/c2/a/hope"] == pytest.approx(0.6) and "pair/c1/b/hope" not in metrics
+    assert metrics["objective"] == pytest.approx(0.4)
+    assert metrics["failures/semantic_independence"] == 1 and metrics["usage/requests"] == 5
+    params = run.data.params
+    assert params[f"dvc.{name_part(inputs[0])}"] == file_md5s([inputs[0]])[str(inputs[0])]
+    assert params["seed.hope"] == "3" and params["seed.corpus"] == "2025"
+    assert params["prompt.concept_statements"] == "concept_statements@v1#abc"
+    assert (
+        params["cfg.models.llm"] == "openai:sim|model" and params["cfg.chunkers"] == '["c1", "c2"]'
+    )
+    tags = run.data.tags
+    assert tags["hope.kind"] == "stage" and tags["hope.chunkers"] == "c1,c2"
+    artifacts = {a.path for a in client.list_artifacts(run_id)}
+    assert {"scores.csv", "summary.json", "metrics.json", "evidence.jsonl", "provenance.json"} <= (
+        artifacts
+    )
+    assert str(tmp_path / "mlruns") in run.info.artifact_uri
+
+
+def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
+    """The DVC stage itself (hope.stages.score.main) against the simulated LLM: one scoring, one
+    run, whose numbers are those of the scores.csv it wrote."""
+    from mlflow import MlflowClient
+
+    from hope.stages.score import main
+    from hope.testing import SimulatedServer
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)  # DVC runs stages in the repository root: mlflow.db lands here
+    text = "The mill opened in 1901. It ground wheat. It closed in 1950. A museum opened in 1990."
+    Path("documents.jsonl").write_text(
+        json.dumps({"doc_id": "d1", "domain": "news", "text": text}) + "\n"
+    )
+    pieces = [text[:45], text[45:]]
+    Path("passages.jsonl").write_text(
+        "".join(
+            json.dumps(
+                {"passage_id": f"d1::c::{i}", "doc_id": "d1", "chunker": "c", "index": i, "text": t}
+            )
+            + "\n"
+            for i, t in enumerate(pieces)
+        )
+    )
+    with SimulatedServer(latency_s=0.0) as server:
+        params = {
+            "corpora": {"profile": "sample", "seed": 1},
+            "hope": {
+                "profile": "paper",
+                "llm": "llamacpp_server",
+                "embedder": "hashing",
+                "cache": "cache.sqlite",
+                "overrides": [f"llm.base_url={server.base_url}"],
+            },
+            "tracking": {"enabled": True, "uri": None, "artifact_root": "mlruns"},
+        }
+        Path("params.yaml").write_text(yaml.safe_dump(params))
+        argv = [
+            "--documents",
+            "documents.jsonl",
+            "--passages",
+            "passages.jsonl",
+            "--out-dir",
+            "out",
+        ]
+        assert main(argv) == 0
+        assert server.requests > 0
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name("hope")
+    runs = client.search_runs([experiment.experiment_id])
+    assert len(runs) == 1
+    (row,) = csv.DictReader(Path("out/scores.csv").read_text().splitlines())
+    assert runs[0].data.metrics["corpus/hope"] == pytest.approx(float(row["hope"]))
+    assert (
+        runs[0].data.params["dvc.documents.jsonl"]
+        == file_md5s(["documents.jsonl"])["documents.jsonl"]
+    )
+    assert json.loads(Path("out/metrics.json").read_text())["corpus"]["n_pairs"] == 1

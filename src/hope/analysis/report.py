@@ -32,6 +32,7 @@ from hope.analysis.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_MIN_N,
     binned_means,
+    binned_series,
     correlation_table,
     finite_or_none,
     min_max_gains,
@@ -203,6 +204,9 @@ def build_outputs(
         "leaderboard.md": leaderboard_markdown(board),
         "leaderboard.tex": leaderboard_latex(board),
         "figure7_bins.csv": _csv(bins),
+        "figure7_series.csv": _csv(
+            binned_series(pairs, "semantic_independence", list(INDICATORS), bins)
+        ),
         "figure7_gains.csv": _csv(gains_frame),
     }
     if table1 is not None:

@@ -269,6 +269,11 @@ def bin_edges(
     return edges if len(edges) >= 3 else np.array([])
 
 
+def _bin_of(xs: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    # searchsorted on the inner edges keeps every finite x, including the maximum, in a bin.
+    return np.searchsorted(edges[1:-1], xs, side="right")
+
+
 def binned_means(
     df: pd.DataFrame,
     x: str,
@@ -290,8 +295,7 @@ def binned_means(
     edges = bin_edges(xs, n_bins=n_bins, min_bin_size=min_bin_size, binning=binning)
     if edges.size == 0:
         return pd.DataFrame(columns=columns)
-    # searchsorted on the inner edges keeps every finite x, including the maximum, in a bin.
-    which = np.searchsorted(edges[1:-1], xs, side="right")
+    which = _bin_of(xs, edges)
     records = []
     for y in ys:
         values = df[y].to_numpy(dtype=float)
@@ -311,6 +315,34 @@ def binned_means(
                     "ci_high": high,
                 }
             )
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def binned_series(df: pd.DataFrame, x: str, ys: Sequence[str], bins: pd.DataFrame) -> pd.DataFrame:
+    """:func:`binned_means` side by side: one row per bin, one column per indicator's bin mean.
+
+    The shape ``dvc plots`` draws as one line per column (it cannot split a column by the values
+    of another). ``x`` is the mean of ``x`` over every pair in the bin (``n`` of them), the
+    ``ys`` columns are their bin means in ``bins`` (NaN where the bin has no value). Empty
+    ``bins`` (too few pairs to bin) give a frame with the columns and no row.
+    """
+    columns = ["bin", "x_low", "x_high", "n", x, *ys]
+    if bins.empty:
+        return pd.DataFrame(columns=columns)
+    first = bins[bins["y"] == bins["y"].iloc[0]].sort_values("bin")
+    edges = np.append(first["x_low"].to_numpy(dtype=float), first["x_high"].iloc[-1])
+    xs = df[x].to_numpy(dtype=float)
+    finite = np.isfinite(xs)
+    which = _bin_of(xs, edges)
+    records = []
+    for row in first.itertuples():
+        in_bin = xs[finite & (which == row.bin)]
+        record = {"bin": row.bin, "x_low": row.x_low, "x_high": row.x_high, "n": in_bin.size}
+        record[x] = float(in_bin.mean()) if in_bin.size else math.nan
+        for y in ys:
+            match = bins[(bins["y"] == y) & (bins["bin"] == row.bin)]["mean"]
+            record[y] = float(match.iloc[0]) if len(match) else math.nan
+        records.append(record)
     return pd.DataFrame.from_records(records, columns=columns)
 
 

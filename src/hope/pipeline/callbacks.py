@@ -24,7 +24,7 @@ PARENT_ENV = "HOPE_MLFLOW_PARENT_RUN_ID"
 
 
 def _settings(config: DictConfig):
-    from hope.tracking.mlflow_run import TrackingSettings
+    from hope.tracking.settings import TrackingSettings
 
     tracking = config.get("tracking")
     if tracking is None:
@@ -36,7 +36,7 @@ def _settings(config: DictConfig):
 class MlflowSweepCallback(Callback):
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         from hope.pipeline import REPO_ROOT
-        from hope.tracking.mlflow_run import start_parent_run
+        from hope.tracking.sweep import start_parent_run
 
         settings = _settings(config)
         if settings is None:
@@ -56,7 +56,7 @@ class MlflowSweepCallback(Callback):
         log.info("MLflow parent run %s for sweep %s", run_id, sweep_dir)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from hope.tracking.mlflow_run import finish_parent_run
+        from hope.tracking.sweep import finish_parent_run
 
         settings = _settings(config)
         if settings is None:

@@ -25,7 +25,7 @@ from hope.pipeline import CONF_DIR, REPO_ROOT
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
-SECTIONS = ("corpora", "chunkers", "hope", "bleu", "rag", "analysis")
+SECTIONS = ("corpora", "chunkers", "hope", "bleu", "rag", "analysis", "tracking")
 
 HEADER = """\
 # GENERATED from conf/ by `make params` (python -m hope.pipeline.params{args}): do not edit.

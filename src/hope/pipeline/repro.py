@@ -1,11 +1,11 @@
 """What ``make repro`` runs after the install: the whole default experiment, timed.
 
-1. ``dvc repro``: every stage of dvc.yaml (corpora → Table 1 → chunks → HOPE → BLEU → questions →
-   RAG → RAGAS → Tables 1–2, Figures 6–7 and the leaderboard in paper_figures/, logged to MLflow);
-   stages whose inputs did not change are skipped.
-2. ``hope-run``: the same HOPE scoring as a tracked experiment in MLflow (config, seeds, git
-   commit, DVC data hashes, sub-metrics per corpus, domain and pair, prompts, usage, evidence),
-   answered from the response cache that step 1 filled (no LLM request).
+``dvc repro``: every stage of dvc.yaml (corpora → Table 1 → chunks → HOPE → BLEU → questions →
+RAG → RAGAS → Tables 1–2, Figures 6–7 and the leaderboard in paper_figures/); stages whose inputs
+did not change are skipped. The ``hope`` stage logs its own MLflow run (config, seeds, git commit,
+data hashes, sub-metrics per corpus, domain and pair, prompts, usage, evidence) and
+``paper_outputs`` logs paper_figures/, so HOPE is scored once and nothing runs after DVC. Then
+``dvc metrics show`` and ``dvc plots show`` read what the stages wrote.
 
 Prints the wall time of each step and writes it to ``--timings`` (JSON), which the benchmark
 ``bench/bench_repro.py`` reads.
@@ -24,7 +24,6 @@ from hope.io import write_json_atomic
 
 STEPS: dict[str, list[str]] = {
     "dvc_repro": ["dvc", "repro"],
-    "hope_run": ["hope-run"],
 }
 
 
@@ -52,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         "--bin-dir",
         type=Path,
         default=Path(sys.executable).parent,
-        help="folder holding dvc and hope-run (default: this interpreter's)",
+        help="folder holding dvc (default: this interpreter's)",
     )
     parser.add_argument("--timings", type=Path, help="write the step timings here (JSON)")
     args = parser.parse_args(argv)
@@ -65,7 +64,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.timings:
         write_json_atomic(args.timings, timings)
     summary = ", ".join(f"{name} {seconds:g} s" for name, seconds in timings.items())
-    print(f"make repro: done ({summary}); paper_figures/ and `mlflow ui`", file=sys.stderr)
+    print(
+        f"make repro: done ({summary}); paper_figures/, `dvc metrics show`, `dvc plots show` and "
+        "`mlflow ui --backend-store-uri sqlite:///mlflow.db`",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -302,7 +302,7 @@ def track(
     chunkers: Sequence[Chunker],
 ) -> str | None:
     from hope.pipeline.callbacks import job_context
-    from hope.tracking.mlflow_run import RunRecord, TrackingSettings, log_run
+    from hope.tracking import RunRecord, TrackingSettings, log_run
 
     settings = TrackingSettings.from_mapping(_plain(cfg.tracking))
     if not settings.enabled:

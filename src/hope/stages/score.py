@@ -7,7 +7,9 @@ section of ``params.yaml`` (profile, models, Hydra overrides of the ``score`` co
 * ``data/hope/evidence.jsonl``: the full result of each pair (statements, questions, answers,
   quadruples, choices, failures, prompts);
 * ``data/hope/summary.json``: usage (calls, tokens, cache hits, failures), failures per metric and
-  chunker, prompts with versions, settings and model identities.
+  chunker, prompts with versions, settings and model identities;
+* ``data/hope/metrics.json`` and, with params.yaml's ``tracking:`` on, one MLflow run
+  (``hope.tracking.stage``).
 
 Outputs replace the old ones atomically, only when every pair is done. LLM answers go to the
 response cache as they arrive, so a killed run picks up where it stopped.
@@ -19,6 +21,7 @@ import argparse
 import asyncio
 import math
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -154,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out-dir", default="data/hope")
     parser.add_argument("overrides", nargs="*", help="extra Hydra overrides, e.g. hope.seed=3")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
 
     params = (yaml.safe_load(Path(args.params).read_text(encoding="utf-8")) or {}).get("hope", {})
     cfg = compose_config([*config_overrides(params), *args.overrides])
@@ -167,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out_dir)
     summary = summarise(scored, llm.usage.to_dict())
     write_score_outputs(out, [score_row(*item) for item in scored], scored, summary)
+    from hope.tracking.stage import record_score_stage
+
+    run_id = record_score_stage(
+        args.params, out, [args.documents, args.passages], wall_s=time.perf_counter() - started
+    )
     usage = summary["usage"]
     print(
         f"hope: {len(scored)} (document, chunker) pairs -> {out}; "
@@ -174,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         f"hits, {int(usage.get('failures', 0))} failed items",
         file=sys.stderr,
     )
+    print(f"hope: MLflow run {run_id or '- (tracking off)'}", file=sys.stderr)
     return 0
 
 

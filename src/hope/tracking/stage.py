@@ -1,0 +1,179 @@
+"""What the DVC ``hope`` stage records about its results, besides the results themselves.
+
+``record_score_stage`` reads the outputs the stage has just written (scores.csv, summary.json,
+evidence.jsonl) and
+
+* writes ``metrics.json`` beside them, for ``dvc metrics`` and ``dvc exp show``: the scores at
+  corpus, domain and (with several chunkers) chunker level, LLM usage, failed items per
+  sub-metric and wall time, under the names the MLflow run uses (``corpus/hope`` there is
+  ``corpus.hope`` here);
+* logs them as one MLflow run, as ``hope-run`` logs a job, when params.yaml's ``tracking:``
+  section is enabled. The store is ``tracking.uri``, else ``MLFLOW_TRACKING_URI``, else
+  ``mlflow.db`` in the directory the stage runs in (the repository root under DVC), the store
+  ``hope-run`` uses too.
+
+Reading the written files, not the objects that produced them, makes the run show exactly what
+DVC recorded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hope.result import METRICS
+from hope.tracking.names import aggregate_metrics, finite_mean, is_finite, name_part
+from hope.tracking.provenance import file_md5s
+from hope.tracking.record import RunRecord, log_run
+from hope.tracking.settings import TrackingSettings
+
+SCORE_COLUMNS = ("hope", *METRICS)
+METRICS_FILE = "metrics.json"
+DEFAULT_STORE = "mlflow.db"
+_CORPUS_KEYS = ("profile", "seed", "min_chars")
+
+
+def read_score_rows(path: Path) -> list[dict[str, Any]]:
+    """scores.csv rows with the score and count columns as numbers (an empty cell is NaN)."""
+    rows = []
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            parsed: dict[str, Any] = dict(row)
+            for key, value in row.items():
+                if key in SCORE_COLUMNS:
+                    parsed[key] = float(value) if value not in ("", None) else math.nan
+                elif key.endswith(("_scored", "_failed")) or key == "n_passages":
+                    parsed[key] = int(value)
+            rows.append(parsed)
+    return rows
+
+
+def failures_per_metric(summary: Mapping[str, Any]) -> dict[str, int]:
+    by_metric = summary.get("failures_by_metric_and_chunker") or {}
+    return {metric: sum(counts.values()) for metric, counts in by_metric.items()}
+
+
+def flat_stage_metrics(
+    rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], wall_s: float
+) -> dict[str, float]:
+    """Metric name -> value, as the MLflow run has them (no per-pair values: they are in
+    scores.csv, and a column per pair would swamp ``dvc exp show``)."""
+    metrics = aggregate_metrics(rows, SCORE_COLUMNS, per_pair=False)
+    for key, value in (summary.get("usage") or {}).items():
+        if is_finite(value):
+            metrics[f"usage/{name_part(key)}"] = float(value)
+    for metric, count in failures_per_metric(summary).items():
+        metrics[f"failures/{name_part(metric)}"] = float(count)
+    metrics["time/score_s"] = round(float(wall_s), 1)
+    return metrics
+
+
+def nest(flat: Mapping[str, float]) -> dict[str, Any]:
+    """``{"a/b": 1}`` -> ``{"a": {"b": 1}}``: DVC flattens nested JSON with dots."""
+    tree: dict[str, Any] = {}
+    for key, value in flat.items():
+        *parents, leaf = key.split("/")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return tree
+
+
+def _nan_if_none(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def stage_record(
+    params: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    summary: Mapping[str, Any],
+    out_dir: Path,
+    data_hashes: Mapping[str, str],
+    wall_s: float,
+    repo: Path,
+) -> RunRecord:
+    hope = params.get("hope") or {}
+    corpora = params.get("corpora") or {}
+    settings = summary.get("settings") or {}
+    models = summary.get("models") or {}
+    chunkers = sorted({str(r["chunker"]) for r in rows})
+    corpus = str(corpora.get("profile", "unknown"))
+    profile = str(hope.get("profile", settings.get("profile", "paper")))
+    chunking = chunkers[0] if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
+    return RunRecord(
+        config={
+            "hope": dict(hope),
+            "chunkers": list(params.get("chunkers") or chunkers),
+            "corpus": {k: corpora[k] for k in _CORPUS_KEYS if k in corpora},
+            "settings": dict(settings),
+            "models": dict(models),
+        },
+        rows=rows,
+        score_columns=SCORE_COLUMNS,
+        objective_name="hope",
+        objective=_nan_if_none(finite_mean(r.get("hope") for r in rows)),
+        seeds={"corpus": corpora.get("seed"), "hope": settings.get("seed", hope.get("seed"))},
+        prompts=summary.get("prompts") or {},
+        usage=summary.get("usage") or {},
+        failures=failures_per_metric(summary),
+        timings={"score": wall_s},
+        artifacts={
+            "scores.csv": out_dir / "scores.csv",
+            "summary.json": out_dir / "summary.json",
+            METRICS_FILE: out_dir / METRICS_FILE,
+        },
+        evidence_artifacts={"evidence.jsonl": out_dir / "evidence.jsonl"},
+        tags={
+            "hope.kind": "stage",
+            "hope.stage": "hope",
+            "hope.corpus": corpus,
+            "hope.profile": profile,
+            "hope.llm": str(models.get("llm", hope.get("llm", ""))),
+            "hope.chunkers": ",".join(chunkers),
+            "hope.output_dir": str(out_dir),
+        },
+        run_name=f"dvc hope: {corpus}/{chunking}/{profile}",
+        repo=repo,
+        data_hashes=data_hashes,
+    )
+
+
+def record_score_stage(
+    params_path: Path | str,
+    out_dir: Path | str,
+    inputs: Sequence[Path | str],
+    *,
+    wall_s: float,
+    repo: Path | None = None,
+) -> str | None:
+    """Write ``<out_dir>/metrics.json`` and, with tracking on, log the MLflow run.
+
+    ``inputs`` are the files the stage read (their md5s are the run's ``dvc.<path>`` params, as
+    dvc.lock will record them). Returns the run id, or None when params.yaml has no enabled
+    ``tracking:`` section.
+    """
+    from hope.io import write_json_atomic
+
+    out = Path(out_dir)
+    repo = Path.cwd() if repo is None else repo
+    params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
+    rows = read_score_rows(out / "scores.csv")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    write_json_atomic(out / METRICS_FILE, nest(flat_stage_metrics(rows, summary, wall_s)))
+
+    tracking = params.get("tracking") or {"enabled": False}
+    default_uri = f"sqlite:///{(repo / DEFAULT_STORE).resolve()}"
+    settings = TrackingSettings.from_mapping(tracking, default_uri=default_uri)
+    if not settings.enabled:
+        return None
+    if settings.artifact_root:
+        settings.artifact_root = str((repo / settings.artifact_root).resolve())
+    record = stage_record(params, rows, summary, out, file_md5s(inputs), wall_s, repo)
+    return log_run(record, settings)

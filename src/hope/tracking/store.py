@@ -1,0 +1,91 @@
+"""The MLflow store, through ``MlflowClient`` with an explicit tracking URI (never the fluent
+API's process-global active run, so that parallel jobs cannot cross-log), with retries for a
+shared SQLite store that a parallel writer holds locked for a moment."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hope.tracking.names import is_finite
+from hope.tracking.secrets import scrub
+from hope.tracking.settings import TrackingSettings
+
+_PARAMS_PER_BATCH = 100
+_METRICS_PER_BATCH = 1000
+T = TypeVar("T")
+
+
+def client_for(settings: TrackingSettings):
+    from mlflow import MlflowClient
+
+    return MlflowClient(tracking_uri=settings.uri)
+
+
+def with_retry(operation: Callable[[], T], attempts: int = 8) -> T:
+    for attempt in range(attempts):
+        try:
+            return operation()
+        except Exception as exc:
+            if "locked" not in str(exc).lower() or attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * 2**attempt)
+    raise AssertionError("unreachable: the last attempt raises")
+
+
+def experiment_id(client: Any, settings: TrackingSettings) -> str:
+    from mlflow.exceptions import MlflowException
+
+    existing = client.get_experiment_by_name(settings.experiment_name)
+    if existing is not None:
+        return existing.experiment_id
+    location = None
+    if settings.artifact_root:
+        location = Path(settings.artifact_root).resolve().as_uri()
+    try:
+        return client.create_experiment(settings.experiment_name, artifact_location=location)
+    except MlflowException:
+        # A parallel job created it between the lookup and the create.
+        again = client.get_experiment_by_name(settings.experiment_name)
+        if again is None:
+            raise
+        return again.experiment_id
+
+
+def log_batches(
+    client: Any, run_id: str, params: Mapping[str, str], metrics: Mapping[str, float]
+) -> None:
+    """Params and the finite metrics, in batches of MLflow's size limits."""
+    from mlflow.entities import Metric, Param
+
+    now = int(time.time() * 1000)
+    items = list(params.items())
+    for i in range(0, len(items), _PARAMS_PER_BATCH):
+        batch = [Param(k, v) for k, v in items[i : i + _PARAMS_PER_BATCH]]
+        with_retry(lambda batch=batch: client.log_batch(run_id, params=batch))
+    values = [(k, v) for k, v in metrics.items() if is_finite(v)]
+    for i in range(0, len(values), _METRICS_PER_BATCH):
+        batch = [Metric(k, float(v), now, 0) for k, v in values[i : i + _METRICS_PER_BATCH]]
+        with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
+
+
+def log_file(
+    client: Any, run_id: str, artifact_path: str, local: Path, secrets: Sequence[str]
+) -> None:
+    """Log ``local`` as ``artifact_path``, with secret values scrubbed from text files."""
+    directory, _, name = artifact_path.rpartition("/")
+    data = local.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    with tempfile.TemporaryDirectory(prefix="hope-artifact-") as tmp:
+        target = Path(tmp) / name
+        if text is not None:
+            target.write_text(scrub(text, secrets), encoding="utf-8")
+        else:
+            target.write_bytes(data)
+        client.log_artifact(run_id, str(target), artifact_path=directory or None)

@@ -1,0 +1,68 @@
+"""A multirun as one parent run whose job runs are its children (``mlflow.parentRunId``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hope.tracking.names import flatten, name_part
+from hope.tracking.provenance import git_commit
+from hope.tracking.record import PARENT_TAG
+from hope.tracking.secrets import redact
+from hope.tracking.settings import TrackingSettings
+from hope.tracking.store import client_for, experiment_id, log_batches, with_retry
+
+
+def start_parent_run(
+    settings: TrackingSettings,
+    *,
+    run_name: str,
+    params: Mapping[str, Any],
+    tags: Mapping[str, str] | None = None,
+    repo: Path | None = None,
+) -> str | None:
+    """An open run standing for a whole multirun; its jobs are logged as children."""
+    if not settings.enabled:
+        return None
+    client = client_for(settings)
+    exp_id = with_retry(lambda: experiment_id(client, settings))
+    all_tags = {"hope.kind": "sweep", **(tags or {})}
+    commit, dirty = git_commit(repo or Path.cwd())
+    if commit:
+        all_tags["mlflow.source.git.commit"] = commit
+        all_tags["hope.git_dirty"] = str(dirty).lower()
+    run = with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name))
+    flat = {name_part(k): v for k, v in flatten(redact(dict(params))).items()}
+    log_batches(client, run.info.run_id, flat, {})
+    return run.info.run_id
+
+
+def child_runs(settings: TrackingSettings, parent_run_id: str) -> list[Any]:
+    client = client_for(settings)
+    parent = client.get_run(parent_run_id)
+    return client.search_runs(
+        [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
+    )
+
+
+def finish_parent_run(settings: TrackingSettings, parent_run_id: str, status: str = "FINISHED"):
+    """Summarise the children's objectives on the parent and close it."""
+    if not settings.enabled or not parent_run_id:
+        return
+    client = client_for(settings)
+    children = child_runs(settings, parent_run_id)
+    objectives = [
+        (r.data.metrics["objective"], r.info.run_id)
+        for r in children
+        if "objective" in r.data.metrics
+    ]
+    metrics: dict[str, float] = {"sweep/jobs": float(len(children))}
+    metrics["sweep/failed_jobs"] = float(sum(1 for r in children if r.info.status == "FAILED"))
+    if objectives:
+        best, best_run = max(objectives)
+        metrics["sweep/objective_max"] = best
+        metrics["sweep/objective_mean"] = sum(v for v, _ in objectives) / len(objectives)
+        client.set_tag(parent_run_id, "hope.best_child_run", best_run)
+    log_batches(client, parent_run_id, {}, metrics)
+    with_retry(lambda: client.set_terminated(parent_run_id, status))
