@@ -12,8 +12,10 @@ from typing import Any
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import critic_model, qa_pairs_model, statements_model
+from hope.settings import HopeSettings
 
 NAME = "concept_unity"
 
@@ -97,3 +99,21 @@ class ConceptUnity:
             keep = list(verdict.value.keep)
         questions = [p["question"] for p, k in zip(pairs, keep, strict=True) if k and p["question"]]
         return questions, pairs, keep
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """One generation per focus passage (and one critic verdict over its pairs, if enabled)."""
+    cfg = settings.concept_unity
+    if cfg.method == "statements":
+        model = statements_model(cfg.n_items)
+        return [PlannedRequest("concept_statements", model, focus, focus, passages=1)]
+    plan = [PlannedRequest("qa_pairs", qa_pairs_model(cfg.n_items), focus, focus, passages=1)]
+    if cfg.critic:
+        # The critic reads the passage and every pair (a question and an answer each).
+        model = critic_model(cfg.n_items)
+        plan.append(
+            PlannedRequest("qa_critic", model, focus, focus, passages=1, statements=2 * cfg.n_items)
+        )
+    return plan

@@ -19,8 +19,10 @@ import numpy as np
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse
+from hope.settings import HopeSettings
 from hope.text import split_sentences
 
 NAME = "information_preservation"
@@ -180,3 +182,37 @@ class InformationPreservation:
                 )
             )
         )
+
+
+def segment_count(settings: HopeSettings, n_sentences: int) -> int:
+    """How many segments ``sample_segments`` draws from a document of ``n_sentences``."""
+    cfg = settings.information_preservation
+    if n_sentences < 1:
+        return 0
+    windows = n_sentences - min(cfg.sentences_per_segment, n_sentences) + 1
+    return cfg.n_segments if cfg.replace else min(cfg.n_segments, windows)
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """A quadruple per segment (shared by every chunking of the document), then one choice."""
+    retrieved = min(settings.information_preservation.top_k, passages)
+    return [
+        PlannedRequest(
+            "quadruple_generation",
+            QuadrupleResponse,
+            segments,
+            segments,
+            segments=1,
+            per_document=True,
+        ),
+        PlannedRequest(
+            "truth_choice",
+            ChoiceResponse,
+            segments,
+            segments,
+            passages=retrieved,
+            statements=4,  # the shuffled options
+        ),
+    ]

@@ -17,8 +17,10 @@ import numpy as np
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import AnswerResponse, questions_model
+from hope.settings import HopeSettings
 
 NAME = "semantic_independence"
 
@@ -141,3 +143,27 @@ class SemanticIndependence:
         vectors = await self.ctx.embed([answers[0], answers[1]])
         record["similarity"] = float(scoring.paired_similarities(vectors[:1], vectors[1:])[0])
         return record
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """Questions per focus passage, then a* and a for each question."""
+    cfg = settings.semantic_independence
+    answers = focus * cfg.n_questions
+    neighbours = min(cfg.top_k, passages - 1)
+    questions = questions_model(cfg.n_questions)
+    return [
+        PlannedRequest("question_generation", questions, focus, focus, passages=1),
+        # a* from the focus passage alone; the question counts as one statement of the prompt.
+        PlannedRequest("answer_question", AnswerResponse, answers, answers, 1, statements=1),
+        # Without neighbours the with-context request is the alone request: sent once, not twice.
+        PlannedRequest(
+            "answer_question",
+            AnswerResponse,
+            answers,
+            answers if neighbours > 0 else 0,
+            passages=1 + neighbours,
+            statements=1,  # the question
+        ),
+    ]

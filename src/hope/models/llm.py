@@ -211,6 +211,28 @@ class ChatLLM:
             material["extra_body"] = dict(self.settings.extra_body)
         return content_key(material)
 
+    def lookup(
+        self,
+        key: str,
+        response_model: type[BaseModel],
+        validate: Callable[[Any], None] | None = None,
+    ) -> StructuredResponse | None:
+        """The cached answer to request ``key``, or None; a cached failure raises LLMCallError."""
+        hit = self._cache.get_json(CACHE_NAMESPACE, key) if self._cache is not None else None
+        if hit is None:
+            return None
+        if "error" in hit:
+            raise LLMCallError(hit["error"], attempts=0)
+        try:
+            value = response_model.model_validate_json(hit["content"])
+            if validate is not None:
+                validate(value)
+        except (ValidationError, ValueError):
+            return None  # stale entry (schema or validation rules changed): ask again
+        return StructuredResponse(
+            value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
+        )
+
     def is_cached(self, **request: Any) -> bool:
         if self._cache is None:
             return False
@@ -244,23 +266,15 @@ class ChatLLM:
             max_tokens=max_tokens,
             prompt_id=prompt_id,
         )
-        if self._cache is not None:
-            hit = self._cache.get_json(CACHE_NAMESPACE, key)
-            if hit is not None:
-                if "error" in hit:
-                    self._add("cache_hits", 1)
-                    self._add("failures", 1)
-                    raise LLMCallError(hit["error"], attempts=0)
-                try:
-                    value = response_model.model_validate_json(hit["content"])
-                    if validate is not None:
-                        validate(value)
-                    self._add("cache_hits", 1)
-                    return StructuredResponse(
-                        value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
-                    )
-                except (ValidationError, ValueError):
-                    pass  # stale entry (schema or validation rules changed): ask again
+        try:
+            cached = self.lookup(key, response_model, validate)
+        except LLMCallError:
+            self._add("cache_hits", 1)
+            self._add("failures", 1)
+            raise
+        if cached is not None:
+            self._add("cache_hits", 1)
+            return cached
 
         # The same request may already be on its way for another caller: the pairs of one
         # document share its information-preservation segments, and chunkers that cut a passage
