@@ -1,9 +1,34 @@
 """Concept Unity (section 3.2, eq. 2-3): do a passage's statements say one thing?
 
-Metric card. Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means
-every statement generated about the passage is semantically alike (one core concept).
-Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0.
-Reference profile: question/answer pairs, critic-filtered, mean θ of questions to their centroid.
+Metric card.
+- Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means every
+  statement generated about the passage is semantically alike (one core concept).
+- Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0;
+  ζ_con (eq. 3) is the mean over the focus passages.
+- Reference profile (the authors' code): question/answer pairs, critic-filtered, mean θ of the
+  questions to their centroid.
+
+Eq. 2 on three statement vectors: two point the same way, one is orthogonal to both, so θ is 1
+for 5 of the 9 ordered pairs (the diagonal included) and 0 for the other 4:
+
+>>> from hope.metrics.scoring import concept_unity_centroid, concept_unity_pairwise
+>>> round(concept_unity_pairwise([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]]), 4)  # 5 / 9
+0.5556
+
+The reference variant: two orthogonal questions are each 45° from their centroid, cos 45° ≈ 0.7071:
+
+>>> round(concept_unity_centroid([[1.0, 0.0], [0.0, 1.0]]), 4)
+0.7071
+
+What it asks the LLM per chunking with two focus passages (``planned_requests`` below):
+
+>>> from hope.settings import load_profile
+>>> [(r.kind, r.count) for r in planned_requests(load_profile("paper"), focus=2, passages=4,
+...                                               segments=20)]
+[('concept_statements', 2)]
+>>> [(r.kind, r.count) for r in planned_requests(load_profile("reference"), focus=2, passages=4,
+...                                               segments=20)]
+[('qa_pairs', 2), ('qa_critic', 2)]
 """
 
 from __future__ import annotations
