@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -12,7 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hope.models.llm import LLMSettings
+from hope.models.factory import ModelEndpoint, llm_endpoint
 
 METRIC_NAMES = (
     "answer_correctness",
@@ -21,7 +20,6 @@ METRIC_NAMES = (
     "response_relevancy",
 )
 DEFAULT_CONF_DIR = Path("conf/rag")
-_BUILD_KEYS = {"backend", "gguf_path", "n_parallel", "ctx_per_slot", "n_threads", "n_threads_batch"}
 
 
 class RagConfigError(ValueError):
@@ -184,56 +182,9 @@ def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
     return config
 
 
-@dataclass
-class ModelEndpoint:
-    """How to reach one configured chat model, without starting anything yet."""
-
-    settings: LLMSettings
-    identity: str
-    endpoint: str | Callable[[], str]
-
-    def base_url(self) -> str:
-        url = self.endpoint() if callable(self.endpoint) else self.endpoint
-        if not url:
-            raise RagConfigError(f"no base_url for {self.identity}")
-        return url
-
-    def api_key(self) -> str:
-        import os
-
-        env = self.settings.api_key_env
-        if not env:
-            return "not-needed"
-        key = os.environ.get(env)
-        if not key:
-            raise RagConfigError(f"environment variable {env} (api_key_env) is not set")
-        return key
-
-
 def model_endpoint(config: Mapping[str, Any], what: str = "llm") -> ModelEndpoint:
-    """The same resolution as ``hope.models.factory.build_llm``, exposing endpoint and identity."""
-    from hope.models.factory import embedded_server
-
-    config = dict(config)
-    build = {k: config.pop(k) for k in list(config) if k in _BUILD_KEYS}
-    backend = build.get("backend", "embedded")
+    """``hope.models.factory.llm_endpoint`` with the failing role named in the error."""
     try:
-        settings = LLMSettings(**config)
-    except ValidationError as exc:
+        return llm_endpoint(**config)
+    except ValueError as exc:  # pydantic's ValidationError included
         raise RagConfigError(f"{what}: {exc}") from exc
-    if backend == "embedded":
-        server = embedded_server(
-            build.get("gguf_path"),
-            build.get("n_parallel", 4),
-            build.get("ctx_per_slot", 4096),
-            build.get("n_threads"),
-            build.get("n_threads_batch"),
-        )
-        return ModelEndpoint(settings, f"embedded:{server.identity}", server.ensure_started)
-    if backend == "openai":
-        if not settings.base_url:
-            raise RagConfigError(f"{what}: base_url is required for backend 'openai'")
-        return ModelEndpoint(
-            settings, f"openai:{settings.base_url}|{settings.model}", settings.base_url
-        )
-    raise RagConfigError(f"{what}: unknown backend {backend!r} (expected 'embedded' or 'openai')")
