@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hope.models.factory import ModelEndpoint, llm_endpoint
@@ -109,16 +110,6 @@ class RagConfig(_Strict):
     ragas: RagasConfig = Field(default_factory=RagasConfig)
 
 
-def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(dict(base))
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
 def _read_yaml(path: Path, what: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -154,29 +145,25 @@ def load_rag_config(
     section = dict(section)
     name = section.pop("config", "default")
     base = _read_yaml(Path(conf_dir) / f"{name}.yaml", "rag config")
-    merged = deep_merge(base, section)
-    if overrides:
-        merged = deep_merge(merged, overrides)
     try:
+        # OmegaConf's merge, as Hydra composes: mappings merge key by key, anything else replaces.
+        merged = OmegaConf.to_container(OmegaConf.merge(base, section, overrides or {}))
         return RagConfig.model_validate(merged), str(profile)
-    except ValidationError as exc:
+    except (ValidationError, OmegaConfBaseException) as exc:
         raise RagConfigError(f"rag config {Path(conf_dir) / f'{name}.yaml'}: {exc}") from exc
 
 
 def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
     """Flat ``build_llm`` keyword arguments: the packaged preset with the overrides applied."""
-    config: dict[str, Any] = {}
+    preset = OmegaConf.create()
     if role.preset is not None:
         resource = resources.files("hope.conf").joinpath("llm", f"{role.preset}.yaml")
         if not resource.is_file():
             raise RagConfigError(f"{what}.preset: no packaged LLM config named {role.preset!r}")
-        from omegaconf import OmegaConf
-
-        # Presets may read base URLs from the environment (${oc.env:...}).
-        raw = OmegaConf.create(resource.read_text(encoding="utf-8"))
-        config = OmegaConf.to_container(raw, resolve=True)  # type: ignore[assignment]
-    config = deep_merge(config, role.overrides)
-    config.pop("_target_", None)
+        preset = OmegaConf.create(resource.read_text(encoding="utf-8"))
+    # Presets may read base URLs from the environment (${oc.env:...}).
+    config = OmegaConf.to_container(OmegaConf.merge(preset, role.overrides), resolve=True)
+    config.pop("_target_", None)  # type: ignore[union-attr]
     if "model" not in config:
         raise RagConfigError(f"{what}: no model configured (set preset or overrides.model)")
     return config
