@@ -15,10 +15,11 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import httpx2
+
+from hope.models.openai_client import LazyOpenAIClient
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
@@ -132,19 +133,6 @@ def completion_body(content: str, request: dict[str, Any], number: int = 0) -> d
     }
 
 
-def _completion(content: str, request: dict[str, Any]) -> SimpleNamespace:
-    body = completion_body(content, request)
-    choice = body["choices"][0]
-    return SimpleNamespace(
-        choices=[
-            SimpleNamespace(
-                message=SimpleNamespace(**choice["message"]), finish_reason=choice["finish_reason"]
-            )
-        ],
-        usage=SimpleNamespace(**body["usage"]),
-    )
-
-
 class FakeTransport(httpx2.AsyncBaseTransport):
     """The network under a real ``openai.AsyncOpenAI`` (``ChatLLM(..., transport=...)``).
 
@@ -167,11 +155,10 @@ class FakeTransport(httpx2.AsyncBaseTransport):
         try:
             content = self.responder(body)
         except openai.APIStatusError as exc:
-            headers = dict(exc.response.headers)
-            if not {"retry-after", "retry-after-ms"} & {k.lower() for k in headers}:
-                headers["retry-after-ms"] = "1"
-            error = {"error": {"message": exc.message, "code": exc.status_code}}
-            return httpx2.Response(exc.status_code, headers=headers, json=error)
+            retry = {k: v for k, v in exc.response.headers.items() if k.startswith("retry-after")}
+            headers = retry or {"retry-after-ms": "1"}
+            # A plain-text body: the client's error message then ends with the injected one.
+            return httpx2.Response(exc.status_code, headers=headers, text=exc.message)
         except openai.APITimeoutError as exc:
             raise httpx2.ReadTimeout("simulated timeout", request=request) from exc
         except openai.APIConnectionError as exc:
@@ -179,21 +166,21 @@ class FakeTransport(httpx2.AsyncBaseTransport):
         return httpx2.Response(200, json=completion_body(content, body, len(self.requests)))
 
 
-class FakeChatClient:
-    """Stands in for ``openai.AsyncOpenAI`` in unit tests: ``client.chat.completions.create``.
+class FakeChatClient(LazyOpenAIClient):
+    """A chat client (``chat.completions.create``) whose network is ``FakeTransport(responder)``."""
 
-    ``responder(request) -> str`` may raise an ``openai`` exception to simulate a fault.
-    """
+    def __init__(
+        self, responder: Callable[[dict[str, Any]], str] = schema_responder, max_retries: int = 0
+    ):
+        from hope.models.llm import LLMSettings
 
-    def __init__(self, responder: Callable[[dict[str, Any]], str] = schema_responder):
-        self.responder = responder
-        self.requests: list[dict[str, Any]] = []
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+        self.transport = FakeTransport(responder)
+        settings = LLMSettings(model="fake", max_retries=max_retries)
+        super().__init__(settings, "http://fake.invalid/v1", transport=self.transport)
 
-    async def _create(self, **request: Any) -> SimpleNamespace:
-        self.requests.append(request)
-        await asyncio.sleep(0)
-        return _completion(self.responder(request), request)
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.transport.requests
 
 
 def api_status_error(

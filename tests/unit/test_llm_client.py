@@ -221,9 +221,12 @@ def test_concurrency_is_bounded():
             peak = max(peak, in_flight)
             await asyncio.sleep(0.01)
             in_flight -= 1
-            from hope.testing import _completion
+            from openai.types.chat import ChatCompletion
 
-            return _completion(json.dumps({"answer": "x"}), request)
+            from hope.testing import completion_body
+
+            body = completion_body(json.dumps({"answer": "x"}), request)
+            return ChatCompletion.model_validate(body)
 
     llm = ChatLLM(LLMSettings(model="m", concurrency=3), identity="f", client=SlowClient())
 

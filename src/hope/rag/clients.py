@@ -60,41 +60,6 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=repr, sort_keys=True))
 
 
-def completion_dict(response: Any) -> dict[str, Any]:
-    """A chat completion as a plain dict (openai objects and the test doubles' namespaces)."""
-    if hasattr(response, "model_dump"):
-        return response.model_dump(mode="json", exclude_none=True)
-    choices = []
-    for index, choice in enumerate(response.choices):
-        choices.append(
-            {
-                "index": index,
-                "message": {
-                    "role": getattr(choice.message, "role", "assistant"),
-                    "content": choice.message.content,
-                },
-                "finish_reason": choice.finish_reason,
-            }
-        )
-    out: dict[str, Any] = {
-        "id": "cached",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "unknown",
-        "choices": choices,
-    }
-    usage = getattr(response, "usage", None)
-    if usage is not None:
-        prompt = usage.prompt_tokens or 0
-        completion = usage.completion_tokens or 0
-        out["usage"] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
-    return out
-
-
 class CachingChatClient:
     """``chat.completions.create`` answered from the response cache when the same request (model
     identity + every answer-determining field) was made before; otherwise forwarded to ``inner``
@@ -156,7 +121,7 @@ class CachingChatClient:
                 response = await self.inner.chat.completions.create(**request)
             finally:
                 self.latency_s += time.perf_counter() - started
-        stored = completion_dict(response)
+        stored = response.model_dump(mode="json", exclude_none=True)
         usage = stored.get("usage") or {}
         self.prompt_tokens += usage.get("prompt_tokens", 0) or 0
         self.completion_tokens += usage.get("completion_tokens", 0) or 0
