@@ -73,30 +73,15 @@ class DryRunLLM:
     async def aclose(self) -> None:
         """Nothing to close: no client was opened."""
 
-    async def structured(
-        self,
-        *,
-        messages: Sequence[dict[str, str]],
-        response_model: type[BaseModel],
-        schema_name: str,
-        prompt_id: str,
-        temperature: float,
-        seed: int | None,
-        max_tokens: int | None = None,
-        invalid_retry_temperatures: Sequence[float] | None = None,
-        validate: Callable[[Any], None] | None = None,
-    ) -> StructuredResponse:
-        key = self.real.cache_key(
-            messages=messages,
-            response_model=response_model,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            prompt_id=prompt_id,
-        )
-        cap = max_tokens or self.settings.max_tokens
+    async def structured(self, **request: Any) -> StructuredResponse:
+        """``ChatLLM.structured``'s arguments; its retry options are moot (nothing is sent)."""
+        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
+        key = self.real.cache_key(**{name: request.get(name) for name in fields})
+        messages, response_model = request["messages"], request["response_model"]
+        validate, seed = request.get("validate"), request.get("seed")
+        cap = request.get("max_tokens") or self.settings.max_tokens
         record = RecordedRequest(
-            schema_name,
+            request["schema_name"],
             key,
             True,
             sum(len(m["content"]) for m in messages),
@@ -108,7 +93,7 @@ class DryRunLLM:
             return hit
         record.cached = False
         value, raw = synthetic_answer(response_model, messages, seed, validate)
-        return StructuredResponse(value, raw, False, 1, seed, temperature)
+        return StructuredResponse(value, raw, False, 1, seed, request["temperature"])
 
 
 def synthetic_answer(

@@ -208,11 +208,6 @@ class ChatLLM:
             value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
         )
 
-    def is_cached(self, **request: Any) -> bool:
-        if self._cache is None:
-            return False
-        return self._cache.get(CACHE_NAMESPACE, self.cache_key(**request)) is not None
-
     async def structured(
         self,
         *,

@@ -65,6 +65,9 @@ def planned_requests(
     ]
 
 
+COLUMNS = ("requests", "unique", "cached", "to_send", "prompt_tokens", "output_tokens")
+
+
 @dataclass
 class KindCount:
     requests: int = 0  # as the evaluator issues them (identical requests counted each time)
@@ -95,17 +98,7 @@ class Estimate:
             "documents": self.documents,
             "pairs": self.pairs,
             "kinds": {n: {**asdict(k), "to_send": k.to_send} for n, k in self.kinds.items()},
-            "totals": {
-                n: self.total(n)
-                for n in (
-                    "requests",
-                    "unique",
-                    "cached",
-                    "to_send",
-                    "prompt_tokens",
-                    "output_tokens",
-                )
-            },
+            "totals": {n: self.total(n) for n in COLUMNS},
             "notes": self.notes,
         }
 
@@ -118,10 +111,8 @@ def format_estimate(estimate: Estimate, origin: str = "") -> str:
         f"{header[0]:<22}" + "".join(f"{h:>12}" for h in header[1:]),
     ]
     for name, k in estimate.kinds.items():
-        values = (k.requests, k.unique, k.cached, k.to_send, k.prompt_tokens, k.output_tokens)
-        lines.append(f"{name:<22}" + "".join(f"{v:>12,}" for v in values))
-    totals = ("requests", "unique", "cached", "to_send", "prompt_tokens", "output_tokens")
-    lines.append(f"{'total':<22}" + "".join(f"{estimate.total(t):>12,}" for t in totals))
+        lines.append(f"{name:<22}" + "".join(f"{getattr(k, c):>12,}" for c in COLUMNS))
+    lines.append(f"{'total':<22}" + "".join(f"{estimate.total(c):>12,}" for c in COLUMNS))
     lines += [f"note: {n}" for n in estimate.notes]
     return "\n".join(lines)
 
@@ -289,7 +280,6 @@ def estimate_for_config(
     from hope.cache import ResponseCache
     from hope.models.factory import open_cache
     from hope.pipeline import REPO_ROOT
-    from hope.settings import HopeSettings
 
     settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
     cpt = float(cfg.estimate.chars_per_token)
