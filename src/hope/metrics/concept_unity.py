@@ -129,16 +129,11 @@ class ConceptUnity:
 def planned_requests(
     settings: HopeSettings, *, focus: int, passages: int, segments: int
 ) -> list[PlannedRequest]:
-    """One generation per focus passage (and one critic verdict over its pairs, if enabled)."""
-    cfg = settings.concept_unity
+    """One generation per focus passage; the critic then reads the passage and every pair."""
+    cfg, n = settings.concept_unity, settings.concept_unity.n_items
     if cfg.method == "statements":
-        model = statements_model(cfg.n_items)
-        return [PlannedRequest("concept_statements", model, focus, focus, passages=1)]
-    plan = [PlannedRequest("qa_pairs", qa_pairs_model(cfg.n_items), focus, focus, passages=1)]
-    if cfg.critic:
-        # The critic reads the passage and every pair (a question and an answer each).
-        model = critic_model(cfg.n_items)
-        plan.append(
-            PlannedRequest("qa_critic", model, focus, focus, passages=1, statements=2 * cfg.n_items)
-        )
+        return [PlannedRequest("concept_statements", statements_model(n), focus, passages=1)]
+    plan = [PlannedRequest("qa_pairs", qa_pairs_model(n), focus, passages=1)]
+    if cfg.critic:  # the critic reads the passage and every pair: 2n texts
+        plan.append(PlannedRequest("qa_critic", critic_model(n), focus, 1, statements=2 * n))
     return plan

@@ -219,23 +219,9 @@ def segment_count(settings: HopeSettings, n_sentences: int) -> int:
 def planned_requests(
     settings: HopeSettings, *, focus: int, passages: int, segments: int
 ) -> list[PlannedRequest]:
-    """A quadruple per segment (shared by every chunking of the document), then one choice."""
-    retrieved = min(settings.information_preservation.top_k, passages)
+    """A quadruple per segment (the same for every chunking), then a choice among its four."""
+    n, retrieved = segments, min(settings.information_preservation.top_k, passages)
     return [
-        PlannedRequest(
-            "quadruple_generation",
-            QuadrupleResponse,
-            segments,
-            segments,
-            segments=1,
-            per_document=True,
-        ),
-        PlannedRequest(
-            "truth_choice",
-            ChoiceResponse,
-            segments,
-            segments,
-            passages=retrieved,
-            statements=4,  # the shuffled options
-        ),
+        PlannedRequest("quadruple_generation", QuadrupleResponse, n, segments=1, per_document=True),
+        PlannedRequest("truth_choice", ChoiceResponse, n, passages=retrieved, statements=4),
     ]

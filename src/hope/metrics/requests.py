@@ -14,18 +14,21 @@ from pydantic import BaseModel
 
 @dataclass(frozen=True)
 class PlannedRequest:
-    """``count`` requests of prompt ``kind`` for one (document, chunking) pair, ``unique`` distinct.
-
-    Besides its template the prompt holds ``passages`` passages, ``segments`` document segments and
-    ``statements`` generated statements. ``per_document``: every chunking of a document asks the
-    very same requests, so they are sent once per document.
+    """``count`` requests of prompt ``kind`` for one (document, chunking) pair, ``unique`` of them
+    distinct (default: all). Besides its template the prompt holds ``passages`` passages,
+    ``segments`` document segments and ``statements`` generated texts. ``per_document``: every
+    chunking of the document asks the very same requests, so they are sent once per document.
     """
 
     kind: str
     response_model: type[BaseModel]
     count: int
-    unique: int
     passages: int = 0
     segments: int = 0
     statements: int = 0
     per_document: bool = False
+    unique: int = -1
+
+    def __post_init__(self) -> None:
+        if self.unique < 0:
+            object.__setattr__(self, "unique", self.count)

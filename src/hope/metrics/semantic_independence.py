@@ -177,22 +177,19 @@ class SemanticIndependence:
 def planned_requests(
     settings: HopeSettings, *, focus: int, passages: int, segments: int
 ) -> list[PlannedRequest]:
-    """Questions per focus passage, then a* and a for each question."""
+    """Questions per focus passage, then a* (alone) and a (with neighbours) for each question;
+    without neighbours a is the very request a* is, sent once."""
     cfg = settings.semantic_independence
-    answers = focus * cfg.n_questions
-    neighbours = min(cfg.top_k, passages - 1)
-    questions = questions_model(cfg.n_questions)
+    answers, neighbours = focus * cfg.n_questions, min(cfg.top_k, passages - 1)
     return [
-        PlannedRequest("question_generation", questions, focus, focus, passages=1),
-        # a* from the focus passage alone; the question counts as one statement of the prompt.
-        PlannedRequest("answer_question", AnswerResponse, answers, answers, 1, statements=1),
-        # Without neighbours the with-context request is the alone request: sent once, not twice.
+        PlannedRequest("question_generation", questions_model(cfg.n_questions), focus, passages=1),
+        PlannedRequest("answer_question", AnswerResponse, answers, passages=1, statements=1),
         PlannedRequest(
             "answer_question",
             AnswerResponse,
             answers,
-            answers if neighbours > 0 else 0,
             passages=1 + neighbours,
-            statements=1,  # the question
+            statements=1,
+            unique=answers if neighbours else 0,
         ),
     ]
