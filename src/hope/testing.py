@@ -84,12 +84,6 @@ def schema_responder(request: dict[str, Any]) -> str:
     return json.dumps(schema_instance(schema, request_rng(request), vocabulary))
 
 
-class FaultInjected(Exception):
-    def __init__(self, status: int):
-        super().__init__(f"injected HTTP {status}")
-        self.status = status
-
-
 @dataclass
 class FaultPlan:
     """Fails a share of requests with a transient status, decided by a seeded generator."""

@@ -129,13 +129,11 @@ def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
     """The embedded backend exactly as configured in hope/conf/llm/embedded.yaml."""
     from importlib import resources
 
-    import yaml
+    from omegaconf import OmegaConf
 
-    config = yaml.safe_load(
-        resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text(encoding="utf-8")
-    )
-    config.pop("_target_")
-    return build_llm(cache=cache, **config)
+    preset = resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text("utf-8")
+    config = OmegaConf.to_container(OmegaConf.create(preset), resolve=True)
+    return build_llm(cache=cache, **{k: v for k, v in config.items() if k != "_target_"})
 
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:

@@ -139,8 +139,7 @@ class ChatLLM:
         self._cache = cache
         self._owns_client = client is None
         self._client = client or LazyOpenAIClient(settings, endpoint, transport=transport)
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
-        self._inflight: tuple[int | None, dict[str, asyncio.Future]] = (None, {})
+        self._loop: tuple[int | None, Any, dict[str, asyncio.Future]] = (None, None, {})
         self.usage = Usage()
 
     def _add(self, field: str, amount: float) -> None:
@@ -149,13 +148,13 @@ class ChatLLM:
         if scoped is not None:
             setattr(scoped, field, getattr(scoped, field) + amount)
 
-    def _semaphore(self) -> asyncio.Semaphore:
-        # Semaphores belong to one event loop; evaluate() may be called repeatedly, each time
-        # with a fresh loop.
+    def _loop_state(self) -> tuple[asyncio.Semaphore, dict[str, asyncio.Future]]:
+        """The semaphore and the requests in flight of the running event loop (both belong to
+        one loop; evaluate() may be called repeatedly, each time with a fresh loop)."""
         loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._semaphores:
-            self._semaphores = {loop_id: asyncio.Semaphore(self.settings.concurrency)}
-        return self._semaphores[loop_id]
+        if self._loop[0] != loop_id:
+            self._loop = (loop_id, asyncio.Semaphore(self.settings.concurrency), {})
+        return self._loop[1], self._loop[2]
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created for the running event loop."""
@@ -250,7 +249,7 @@ class ChatLLM:
         # document share its information-preservation segments, and chunkers that cut a passage
         # identically ask the same questions of it. Wait for that answer instead of computing it
         # twice; the cache alone cannot help while the first request is still running.
-        inflight = self._inflight_requests()
+        inflight = self._loop_state()[1]
         pending = inflight.get(key)
         if pending is not None:
             self._add("cache_hits", 1)
@@ -286,12 +285,6 @@ class ChatLLM:
         finally:
             inflight.pop(key, None)
 
-    def _inflight_requests(self) -> dict[str, asyncio.Future]:
-        loop_id = id(asyncio.get_running_loop())
-        if self._inflight[0] != loop_id:
-            self._inflight = (loop_id, {})
-        return self._inflight[1]
-
     async def _request(
         self,
         key: str,
@@ -305,7 +298,7 @@ class ChatLLM:
         invalid_retry_temperatures: Sequence[float] | None,
         validate: Callable[[Any], None] | None,
     ) -> StructuredResponse:
-        semaphore = self._semaphore()
+        semaphore = self._loop_state()[0]
         settings = self.settings
         fmt = response_format(schema_name, response_model, settings.strict_schema)
         calls = 0
