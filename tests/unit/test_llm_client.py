@@ -297,3 +297,43 @@ def test_missing_api_key_is_a_clear_error(monkeypatch):
     )
     with pytest.raises(LLMCallError, match="HOPE_TEST_KEY"):
         ask(llm)
+
+
+def test_http_faults_leave_the_answers_unchanged_and_every_retry_is_counted(retry_delays):
+    from hope.testing import SimulatedServer
+
+    def answers(server):
+        llm = ChatLLM(
+            LLMSettings(model="sim", base_url=server.base_url, max_retries=10), identity="sim"
+        )
+
+        async def many():
+            try:
+                return await asyncio.gather(*(ask_async(llm, seed) for seed in range(12)))
+            finally:
+                await llm.aclose()
+
+        return [r.raw for r in asyncio.run(many())], llm.usage
+
+    with (
+        SimulatedServer(latency_s=0.0) as clean,
+        SimulatedServer(latency_s=0.0, fault_rate=0.3, fault_seed=3) as faulty,
+    ):
+        expected, _ = answers(clean)
+        got, usage = answers(faulty)
+    assert got == expected
+    assert faulty.faulted > 0 and len(retry_delays) == faulty.faulted
+    assert usage.retries == faulty.faulted
+    assert usage.requests == faulty.requests == 12 + faulty.faulted
+    assert usage.failures == 0
+
+
+async def ask_async(llm, seed):
+    return await llm.structured(
+        messages=MESSAGES,
+        response_model=AnswerResponse,
+        schema_name="answer",
+        prompt_id="answer@v1#x",
+        temperature=0.0,
+        seed=seed,
+    )
