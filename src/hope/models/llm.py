@@ -138,7 +138,9 @@ class ChatLLM:
         self.identity = identity
         self._cache = cache
         self._owns_client = client is None
-        self._client = client or LazyOpenAIClient(settings, endpoint, transport=transport)
+        if client is None:
+            client = LazyOpenAIClient(settings, endpoint, transport=transport)
+        self._client = client
         self._loop: tuple[int | None, Any, dict[str, asyncio.Future]] = (None, None, {})
         self.usage = Usage()
 
