@@ -79,8 +79,6 @@ def run_once(base_url: str, cache_path: Path, document, passages, concurrency: i
         concurrency=concurrency,
         cache=ResponseCache(cache_path),
         max_retries=8,
-        backoff_initial_s=0.05,
-        backoff_max_s=1.0,
     )
     embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
     settings = load_profile("paper", progress=False)

@@ -90,7 +90,7 @@ def load_profile(name: str, **overrides) -> HopeSettings:
     """
     from importlib import resources
 
-    import yaml
+    from omegaconf import OmegaConf
 
     resource = resources.files("hope.conf").joinpath("hope", f"{name}.yaml")
     if not resource.is_file():
@@ -100,15 +100,5 @@ def load_profile(name: str, **overrides) -> HopeSettings:
             if p.name.endswith(".yaml")
         )
         raise ValueError(f"unknown HOPE profile {name!r}; available: {available}")
-    data = yaml.safe_load(resource.read_text(encoding="utf-8")) or {}
-    return HopeSettings(**_deep_merge(data, overrides))
-
-
-def _deep_merge(base: dict, changes: dict) -> dict:
-    merged = dict(base)
-    for key, value in changes.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+    profile = OmegaConf.create(resource.read_text(encoding="utf-8"))
+    return HopeSettings(**OmegaConf.to_container(OmegaConf.merge(profile, overrides), resolve=True))

@@ -13,11 +13,13 @@ import json
 import random
 import re
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
+
+import httpx2
+
+from hope.models.openai_client import LazyOpenAIClient
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
@@ -82,12 +84,6 @@ def schema_responder(request: dict[str, Any]) -> str:
     return json.dumps(schema_instance(schema, request_rng(request), vocabulary))
 
 
-class FaultInjected(Exception):
-    def __init__(self, status: int):
-        super().__init__(f"injected HTTP {status}")
-        self.status = status
-
-
 @dataclass
 class FaultPlan:
     """Fails a share of requests with a transient status, decided by a seeded generator."""
@@ -108,42 +104,90 @@ class FaultPlan:
         return None
 
 
-def _completion(content: str, request: dict[str, Any]) -> SimpleNamespace:
+def completion_body(content: str, request: dict[str, Any], number: int = 0) -> dict[str, Any]:
+    """The JSON of a chat completion answering ``request`` with ``content``."""
     prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
-    return SimpleNamespace(
-        choices=[
-            SimpleNamespace(
-                message=SimpleNamespace(content=content, role="assistant"), finish_reason="stop"
-            )
+    return {
+        "id": f"fake-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
         ],
-        usage=SimpleNamespace(prompt_tokens=prompt_tokens, completion_tokens=len(content.split())),
-    )
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": len(content.split()),
+            "total_tokens": prompt_tokens + len(content.split()),
+        },
+    }
 
 
-class FakeChatClient:
-    """Stands in for ``openai.AsyncOpenAI`` in unit tests: ``client.chat.completions.create``.
+class FakeTransport(httpx2.AsyncBaseTransport):
+    """The network under a real ``openai.AsyncOpenAI`` (``ChatLLM(..., transport=...)``).
 
-    ``responder(request) -> str`` may raise an ``openai`` exception to simulate a fault.
+    Each request body goes to ``responder(request) -> str``. An ``openai`` error the responder
+    raises becomes what a server would have done: its HTTP status (with ``Retry-After`` of 1 ms
+    unless the error's response sets one, so tests do not wait), a read timeout or a refused
+    connection; the client's own retries then run as in production.
     """
 
     def __init__(self, responder: Callable[[dict[str, Any]], str] = schema_responder):
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
-    async def _create(self, **request: Any) -> SimpleNamespace:
-        self.requests.append(request)
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        import openai
+
+        body = json.loads(await request.aread())
+        self.requests.append(body)
         await asyncio.sleep(0)
-        return _completion(self.responder(request), request)
+        try:
+            content = self.responder(body)
+        except openai.APIStatusError as exc:
+            retry = {k: v for k, v in exc.response.headers.items() if k.startswith("retry-after")}
+            headers = retry or {"retry-after-ms": "1"}
+            # A plain-text body: the client's error message then ends with the injected one.
+            return httpx2.Response(exc.status_code, headers=headers, text=exc.message)
+        except openai.APITimeoutError as exc:
+            raise httpx2.ReadTimeout("simulated timeout", request=request) from exc
+        except openai.APIConnectionError as exc:
+            raise httpx2.ConnectError("simulated refused connection", request=request) from exc
+        return httpx2.Response(200, json=completion_body(content, body, len(self.requests)))
 
 
-def api_status_error(status: int, message: str = "simulated") -> Exception:
+class FakeChatClient(LazyOpenAIClient):
+    """A chat client (``chat.completions.create``) whose network is ``FakeTransport(responder)``."""
+
+    def __init__(
+        self, responder: Callable[[dict[str, Any]], str] = schema_responder, max_retries: int = 0
+    ):
+        from hope.models.llm import LLMSettings
+
+        self.transport = FakeTransport(responder)
+        settings = LLMSettings(model="fake", max_retries=max_retries)
+        super().__init__(settings, "http://fake.invalid/v1", transport=self.transport)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.transport.requests
+
+
+def api_status_error(
+    status: int, message: str = "simulated", headers: dict[str, str] | None = None
+) -> Exception:
     """An ``openai.APIStatusError`` subclass instance for ``status``, as the client raises it."""
     import httpx
     import openai
 
     request = httpx.Request("POST", "http://fake/v1/chat/completions")
-    response = httpx.Response(status, request=request, json={"error": {"message": message}})
+    response = httpx.Response(
+        status, request=request, headers=headers, json={"error": {"message": message}}
+    )
     return openai.APIStatusError(message, response=response, body=None)
 
 
@@ -190,27 +234,7 @@ class SimulatedServer:
                     {"error": {"message": "injected fault", "code": status}}, status=status
                 )
             content = self.responder(body)
-            prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
-            return web.json_response(
-                {
-                    "id": f"sim-{self.requests}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": body.get("model", "sim"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": content},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": len(content.split()),
-                        "total_tokens": prompt_tokens + len(content.split()),
-                    },
-                }
-            )
+            return web.json_response(completion_body(content, body, self.requests))
         finally:
             self._in_flight -= 1
 

@@ -23,7 +23,7 @@ from .conftest import TEXT, compose, small_overrides
 NOWHERE = "http://127.0.0.1:9/v1"  # the discard port: a request there would fail the test
 
 
-def _cfg(tmp_path: Path, documents: Path, chunk_size: int, base_url: str = NOWHERE):
+def _cfg(tmp_path: Path, documents: Path, chunk_size: int, base_url: str = NOWHERE, *changes: str):
     overrides = small_overrides(tmp_path, documents, base_url)
     overrides = [o for o in overrides if not o.startswith(("chunker.chunk_size", "tracking."))]
     # The counts below are worked out for these settings, pinned here rather than taken from
@@ -34,7 +34,9 @@ def _cfg(tmp_path: Path, documents: Path, chunk_size: int, base_url: str = NOWHE
         "hope.semantic_independence.n_questions=2",
         "hope.information_preservation.n_segments=3",
     ]
-    return compose([*overrides, *pinned, f"chunker.chunk_size={chunk_size}", "tracking=none"])
+    return compose(
+        [*overrides, *pinned, *changes, f"chunker.chunk_size={chunk_size}", "tracking=none"]
+    )
 
 
 def _counts(estimate) -> dict[str, tuple[int, int]]:
@@ -87,6 +89,46 @@ def test_exact_and_analytic_counts_equal_the_hand_count(
     # Both documents share no text with each other, so only the quadruples' sharing across
     # chunkers could dedupe, and there is one chunker: analytic and exact agree exactly.
     assert _counts(analytic) == hand
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ("hope.semantic_independence.n_questions=3", {"answer_question": (24, 24)}),
+        ("hope.information_preservation.n_segments=2", {"truth_choice": (4, 4)}),
+        ("hope.semantic_independence.top_k=0", {"answer_question": (16, 8)}),
+        ("hope.concept_unity.n_items=4", {"concept_statements": (4, 4)}),
+        ("hope=reference", {"qa_pairs": (4, 4), "qa_critic": (4, 4)}),
+    ],
+)
+def test_the_estimate_follows_a_changed_profile(
+    tmp_path: Path, documents_file: Path, change: str, expected: dict
+):
+    """Both methods follow a profile edit: the exact one runs the sub-metrics, the analytic one
+    adds up what they declare (``planned_requests``); no request table is kept by hand."""
+    chunk_size = math.ceil(len(TEXT) / 2) + 5  # two passages per document
+    base = _cfg(tmp_path, documents_file, chunk_size)
+    cfg = _cfg(tmp_path, documents_file, chunk_size, NOWHERE, change)
+    documents = load_documents(documents_file)
+    exact = estimate_for_config(cfg, documents, select_chunkers(cfg))
+    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    analytic = analytic_estimate(
+        {"news": (2, float(len(TEXT)))},
+        select_chunkers(cfg),
+        settings,
+        max_tokens=int(cfg.llm.max_tokens),
+        sentence_chars=len(TEXT) / 8,
+    )
+    assert _counts(exact) == _counts(analytic)
+    assert {k: _counts(exact)[k] for k in expected} == expected
+    # The output bound follows the response schema, which follows the counts.
+    outputs = {name: k.output_tokens for name, k in exact.kinds.items()}
+    assert outputs == {name: k.output_tokens for name, k in analytic.kinds.items()}
+    before = estimate_for_config(base, documents, select_chunkers(base))
+    assert (_counts(before), before.total("output_tokens")) != (
+        _counts(exact),
+        exact.total("output_tokens"),
+    )
 
 
 def test_after_a_run_the_dry_run_finds_every_request_cached(

@@ -90,7 +90,6 @@ def fake_config(**overrides: Any) -> RagConfig:
             "backend": "openai",
             "base_url": "http://127.0.0.1:9/v1",
             "model": "fake",
-            "backoff_initial_s": 0.0,
             "max_retries": 1,
         },
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from types import SimpleNamespace
 
 import pytest
 from pydantic import BaseModel
@@ -11,6 +10,7 @@ from pydantic import BaseModel
 from hope.cache import ResponseCache
 from hope.rag.clients import CachingChatClient, bound_schema, instructor_llm
 from hope.rag.config import RagConfig
+from hope.testing import FakeChatClient
 
 
 class Classification(BaseModel):
@@ -49,16 +49,8 @@ def test_bound_schema_closes_free_strings_and_lists_only():
     assert "maxLength" not in schema["properties"]["free"]  # the input is left untouched
 
 
-class Recorder:
-    def __init__(self):
-        self.requests = []
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
-
-    async def create(self, **request):
-        from hope.testing import _completion
-
-        self.requests.append(request)
-        return _completion('{"classifications": [], "label": "y"}', request)
+def recorder() -> FakeChatClient:
+    return FakeChatClient(lambda request: '{"classifications": [], "label": "y"}')
 
 
 def ask(client):
@@ -68,7 +60,7 @@ def ask(client):
 
 def test_ragas_requests_carry_bounded_schemas_and_the_bounds_enter_the_cache_key():
     cache = ResponseCache(None)
-    inner = Recorder()
+    inner = recorder()
     bounded = CachingChatClient(
         inner, identity="x", cache=cache, schema_bounds={"max_string_chars": 50, "max_items": 3}
     )
@@ -100,7 +92,7 @@ def test_few_shot_examples_can_be_dropped_from_every_ragas_prompt():
     from hope.rag.scoring import build_metrics
 
     llm = instructor_llm(
-        CachingChatClient(Recorder(), identity="x", cache=None),
+        CachingChatClient(recorder(), identity="x", cache=None),
         model="m",
         temperature=0.0,
         max_tokens=8,

@@ -11,7 +11,7 @@ import numpy as np
 
 from hope.models.embeddings import Embedder
 from hope.models.llm import ChatLLM, LLMSettings
-from hope.testing import FakeChatClient
+from hope.testing import FakeTransport
 
 
 class TableEmbedder(Embedder):
@@ -52,10 +52,13 @@ def scripted(handlers: dict[str, Callable[[dict[str, Any]], Any]]) -> Callable[[
     return respond
 
 
-def make_llm(responder, *, cache=None, **settings) -> tuple[ChatLLM, FakeChatClient]:
-    client = FakeChatClient(responder)
-    settings.setdefault("backoff_initial_s", 0.0)
+def make_llm(responder, *, cache=None, **settings) -> tuple[ChatLLM, FakeTransport]:
+    """A ChatLLM over a real openai client whose network is ``responder`` (retries included)."""
+    transport = FakeTransport(responder)
     llm = ChatLLM(
-        LLMSettings(model="fake", **settings), identity="fake", client=client, cache=cache
+        LLMSettings(model="fake", base_url="http://fake/v1", **settings),
+        identity="fake",
+        transport=transport,
+        cache=cache,
     )
-    return llm, client
+    return llm, transport

@@ -1,4 +1,5 @@
-"""Retries, backoff, caching and accounting of the structured-output client."""
+"""Retries (the openai client's for faults, ours for invalid answers), caching and accounting of
+the structured-output client."""
 
 import asyncio
 import json
@@ -10,7 +11,7 @@ import pytest
 from hope.cache import ResponseCache
 from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
 from hope.prompts.schemas import AnswerResponse
-from hope.testing import FakeChatClient, api_status_error
+from hope.testing import FakeTransport, api_status_error
 
 MESSAGES = [{"role": "user", "content": "What?"}]
 
@@ -44,22 +45,29 @@ class Script:
         return outcome if isinstance(outcome, str) else json.dumps(outcome)
 
 
-def make(script, cache=None, **settings):
+@pytest.fixture(autouse=True)
+def retry_delays(monkeypatch):
+    """The pauses the openai client chose between attempts, recorded instead of slept."""
     delays = []
+    choose = openai._base_client.BaseClient._calculate_retry_timeout
 
-    async def record_sleep(seconds):
-        delays.append(seconds)
+    def record(client, *args, **kwargs):
+        delays.append(choose(client, *args, **kwargs))
+        return 0.0
 
-    settings.setdefault("backoff_initial_s", 1.0)
-    settings.setdefault("backoff_max_s", 3.0)
+    monkeypatch.setattr(openai._base_client.BaseClient, "_calculate_retry_timeout", record)
+    return delays
+
+
+def make(script, cache=None, **settings):
+    transport = FakeTransport(script)
     llm = ChatLLM(
-        LLMSettings(model="m", **settings),
+        LLMSettings(model="m", base_url="http://fake/v1", **settings),
         identity="fake",
-        client=FakeChatClient(script),
+        transport=transport,
         cache=cache,
-        sleep=record_sleep,
     )
-    return llm, delays
+    return llm, transport
 
 
 def timeout_error():
@@ -70,45 +78,47 @@ def connection_error():
     return openai.APIConnectionError(request=httpx.Request("POST", "http://x"))
 
 
-def test_transient_faults_are_retried_with_the_same_seed_and_exponential_backoff():
+def test_transient_faults_are_retried_by_the_client_with_the_same_seed(retry_delays):
     script = Script(
-        api_status_error(429),
+        api_status_error(429, headers={"retry-after": "2"}),
         api_status_error(503),
         timeout_error(),
         connection_error(),
         {"answer": "ok"},
     )
-    llm, delays = make(script, max_retries=4)
+    llm, _ = make(script, max_retries=4)
     response = ask(llm, seed=42)
     assert response.value.answer == "ok"
     assert script.seeds == [42] * 5
-    # 1, 2, 3(capped), 3 seconds, each with jitter in [50 %, 100 %]
-    for delay, base in zip(delays, [1, 2, 3, 3], strict=True):
-        assert base / 2 <= delay <= base
+    # Retry-After honoured (2 s; the fake server's 1 ms), then the client's exponential backoff:
+    # 2 and 4 seconds for the third and fourth retry, each with jitter in [75 %, 100 %].
+    assert retry_delays[:2] == [2.0, 0.001]
+    for delay, base in zip(retry_delays[2:], [2, 4], strict=True):
+        assert 0.75 * base <= delay <= base
     assert llm.usage.retries == 4 and llm.usage.requests == 5 and llm.usage.failures == 0
 
 
-def test_retries_are_bounded():
-    llm, delays = make(Script(api_status_error(500)), max_retries=2)
+def test_retries_are_bounded(retry_delays):
+    llm, _ = make(Script(api_status_error(500)), max_retries=2)
     with pytest.raises(LLMCallError, match=r"HTTP 500.*after 3 attempts"):
         ask(llm)
-    assert llm.usage.requests == 3 and llm.usage.failures == 1 and len(delays) == 2
+    assert llm.usage.requests == 3 and llm.usage.failures == 1 and len(retry_delays) == 2
 
 
-def test_client_errors_are_not_retried():
-    llm, delays = make(Script(api_status_error(400, "context length exceeded")))
+def test_client_errors_are_not_retried(retry_delays):
+    llm, _ = make(Script(api_status_error(400, "context length exceeded")))
     with pytest.raises(LLMCallError, match="context length exceeded"):
         ask(llm)
-    assert llm.usage.requests == 1 and delays == []
+    assert llm.usage.requests == 1 and retry_delays == []
 
 
-def test_invalid_json_is_retried_at_once_with_a_derived_seed():
+def test_invalid_json_is_retried_at_once_with_a_derived_seed(retry_delays):
     script = Script("not json", {"wrong": 1}, {"answer": "fine"})
-    llm, delays = make(script)
+    llm, _ = make(script)
     response = ask(llm, seed=5)
     assert response.value.answer == "fine"
     assert script.seeds[0] == 5 and len(set(script.seeds)) == 3
-    assert delays == []
+    assert retry_delays == []
     assert llm.usage.invalid_responses == 2
 
 
@@ -211,9 +221,12 @@ def test_concurrency_is_bounded():
             peak = max(peak, in_flight)
             await asyncio.sleep(0.01)
             in_flight -= 1
-            from hope.testing import _completion
+            from openai.types.chat import ChatCompletion
 
-            return _completion(json.dumps({"answer": "x"}), request)
+            from hope.testing import completion_body
+
+            body = completion_body(json.dumps({"answer": "x"}), request)
+            return ChatCompletion.model_validate(body)
 
     llm = ChatLLM(LLMSettings(model="m", concurrency=3), identity="f", client=SlowClient())
 
@@ -284,3 +297,43 @@ def test_missing_api_key_is_a_clear_error(monkeypatch):
     )
     with pytest.raises(LLMCallError, match="HOPE_TEST_KEY"):
         ask(llm)
+
+
+def test_http_faults_leave_the_answers_unchanged_and_every_retry_is_counted(retry_delays):
+    from hope.testing import SimulatedServer
+
+    def answers(server):
+        llm = ChatLLM(
+            LLMSettings(model="sim", base_url=server.base_url, max_retries=10), identity="sim"
+        )
+
+        async def many():
+            try:
+                return await asyncio.gather(*(ask_async(llm, seed) for seed in range(12)))
+            finally:
+                await llm.aclose()
+
+        return [r.raw for r in asyncio.run(many())], llm.usage
+
+    with (
+        SimulatedServer(latency_s=0.0) as clean,
+        SimulatedServer(latency_s=0.0, fault_rate=0.3, fault_seed=3) as faulty,
+    ):
+        expected, _ = answers(clean)
+        got, usage = answers(faulty)
+    assert got == expected
+    assert faulty.faulted > 0 and len(retry_delays) == faulty.faulted
+    assert usage.retries == faulty.faulted
+    assert usage.requests == faulty.requests == 12 + faulty.faulted
+    assert usage.failures == 0
+
+
+async def ask_async(llm, seed):
+    return await llm.structured(
+        messages=MESSAGES,
+        response_model=AnswerResponse,
+        schema_name="answer",
+        prompt_id="answer@v1#x",
+        temperature=0.0,
+        seed=seed,
+    )

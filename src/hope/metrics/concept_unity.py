@@ -1,9 +1,34 @@
 """Concept Unity (section 3.2, eq. 2-3): do a passage's statements say one thing?
 
-Metric card. Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means
-every statement generated about the passage is semantically alike (one core concept).
-Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0.
-Reference profile: question/answer pairs, critic-filtered, mean θ of questions to their centroid.
+Metric card.
+- Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means every
+  statement generated about the passage is semantically alike (one core concept).
+- Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0;
+  ζ_con (eq. 3) is the mean over the focus passages.
+- Reference profile (the authors' code): question/answer pairs, critic-filtered, mean θ of the
+  questions to their centroid.
+
+Eq. 2 on three statement vectors: two point the same way, one is orthogonal to both, so θ is 1
+for 5 of the 9 ordered pairs (the diagonal included) and 0 for the other 4:
+
+>>> from hope.metrics.scoring import concept_unity_centroid, concept_unity_pairwise
+>>> round(concept_unity_pairwise([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]]), 4)  # 5 / 9
+0.5556
+
+The reference variant: two orthogonal questions are each 45° from their centroid, cos 45° ≈ 0.7071:
+
+>>> round(concept_unity_centroid([[1.0, 0.0], [0.0, 1.0]]), 4)
+0.7071
+
+What it asks the LLM per chunking with two focus passages (``planned_requests`` below):
+
+>>> from hope.settings import load_profile
+>>> [(r.kind, r.count) for r in planned_requests(load_profile("paper"), focus=2, passages=4,
+...                                               segments=20)]
+[('concept_statements', 2)]
+>>> [(r.kind, r.count) for r in planned_requests(load_profile("reference"), focus=2, passages=4,
+...                                               segments=20)]
+[('qa_pairs', 2), ('qa_critic', 2)]
 """
 
 from __future__ import annotations
@@ -12,8 +37,10 @@ from typing import Any
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import critic_model, qa_pairs_model, statements_model
+from hope.settings import HopeSettings
 
 NAME = "concept_unity"
 
@@ -97,3 +124,16 @@ class ConceptUnity:
             keep = list(verdict.value.keep)
         questions = [p["question"] for p, k in zip(pairs, keep, strict=True) if k and p["question"]]
         return questions, pairs, keep
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """One generation per focus passage; the critic then reads the passage and every pair."""
+    cfg, n = settings.concept_unity, settings.concept_unity.n_items
+    if cfg.method == "statements":
+        return [PlannedRequest("concept_statements", statements_model(n), focus, passages=1)]
+    plan = [PlannedRequest("qa_pairs", qa_pairs_model(n), focus, passages=1)]
+    if cfg.critic:  # the critic reads the passage and every pair: 2n texts
+        plan.append(PlannedRequest("qa_critic", critic_model(n), focus, 1, statements=2 * n))
+    return plan

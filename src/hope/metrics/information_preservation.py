@@ -1,11 +1,34 @@
 """Collective Information Preservation (section 3.4, eq. 7-9): is the document's content kept?
 
-Metric card. Range [0, 1]; higher is better: the share of sampled facts whose true statement an LLM
-picks out of four options when it sees only the passages retrieved for that fact (chance is 0.25).
-Procedure: d ~ U(D), segments of consecutive sentences; LLM(d) -> {s_t, s_f1, s_f2, s_f3};
-P_st = top-k passages by θ(s_t, p); options shuffled with a seed; LLM(s, P_st) -> a; score 1 if
-a = s_t else 0. Segment sampling and quadruples depend only on the document, so every chunker of
-the same document is tested on the same facts.
+Metric card.
+- Range [0, 1]; higher is better: the share of sampled facts whose true statement an LLM picks
+  out of four options when it sees only the passages retrieved for that fact (chance is 0.25).
+- Procedure: d ~ U(D), segments of consecutive sentences; LLM(d) -> {s_t, s_f1, s_f2, s_f3};
+  P_st = top-k passages by θ(s_t, p); options shuffled with a seed; LLM(s, P_st) -> a; score 1
+  if a = s_t else 0.
+- Segment sampling and quadruples depend only on the document, so every chunker of the same
+  document is tested on the same facts.
+
+Eq. 9: three of four true statements picked:
+
+>>> from hope.metrics.scoring import information_preservation
+>>> information_preservation([True, False, True, True])
+0.75
+
+Eq. 7's segments: four sentences hold two windows of three, and without replacement both are
+drawn, whatever the seed:
+
+>>> [s.text for s in sample_segments("One. Two. Three. Four.", n_segments=20,
+...                                  sentences_per_segment=3, replace=False, seed=7)]
+['One. Two. Three.', 'Two. Three. Four.']
+
+Requests per chunking: a quadruple per segment, shared by every chunking of the document, and
+one choice per segment:
+
+>>> from hope.settings import load_profile
+>>> [(r.kind, r.count, r.per_document) for r in planned_requests(
+...     load_profile("paper"), focus=2, passages=4, segments=20)]
+[('quadruple_generation', 20, True), ('truth_choice', 20, False)]
 """
 
 from __future__ import annotations
@@ -19,8 +42,10 @@ import numpy as np
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse
+from hope.settings import HopeSettings
 from hope.text import split_sentences
 
 NAME = "information_preservation"
@@ -180,3 +205,23 @@ class InformationPreservation:
                 )
             )
         )
+
+
+def segment_count(settings: HopeSettings, n_sentences: int) -> int:
+    """How many segments ``sample_segments`` draws from a document of ``n_sentences``."""
+    cfg = settings.information_preservation
+    if n_sentences < 1:
+        return 0
+    windows = n_sentences - min(cfg.sentences_per_segment, n_sentences) + 1
+    return cfg.n_segments if cfg.replace else min(cfg.n_segments, windows)
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """A quadruple per segment (the same for every chunking), then a choice among its four."""
+    n, retrieved = segments, min(settings.information_preservation.top_k, passages)
+    return [
+        PlannedRequest("quadruple_generation", QuadrupleResponse, n, segments=1, per_document=True),
+        PlannedRequest("truth_choice", ChoiceResponse, n, passages=retrieved, statements=4),
+    ]

@@ -1,11 +1,40 @@
 """Semantic Independence (section 3.3, eq. 4-6): does a passage mean the same with its neighbours?
 
-Metric card. Range [0, 1] after clipping (raw mean cosine in [-1, 1]); higher is better: 1 means
-answers from the focus passage alone (a*) and with the k most similar other passages added (a)
-are semantically identical.
-Procedure per focus passage p*: LLM(p*) -> Q; for each q: a* = LLM(q, p*), a = LLM(q, p*, P_q) where
-P_q are the top-k other passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0.
-a* and a are asked with the same seed, so at a non-zero answer temperature only the context differs.
+Metric card.
+- Range [0, 1] after clipping (raw mean cosine in [-1, 1]); higher is better: 1 means answers
+  from the focus passage alone (a*) and with the k most similar other passages added (a) are
+  semantically identical.
+- Procedure per focus passage p*: LLM(p*) -> Q; for each q: a* = LLM(q, p*), a = LLM(q, p*, P_q)
+  where P_q are the top-k other passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0;
+  ζ_sem (eq. 6) is the mean over the focus passages.
+- a* and a are asked with the same seed, so at a non-zero answer temperature only the context
+  differs.
+
+Eq. 5 for two questions: the first pair of answers agrees (θ = 1), the second is 45° apart
+(θ = cos 45° ≈ 0.7071), so ζ̄ = (1 + 0.7071) / 2:
+
+>>> from hope.metrics.scoring import (
+...     clip_score, paired_similarities, semantic_independence_passage)
+>>> similarities = paired_similarities([[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [1.0, 1.0]])
+>>> [round(float(s), 4) for s in similarities]
+[1.0, 0.7071]
+>>> round(semantic_independence_passage(similarities), 4)
+0.8536
+
+A passage whose answers turn opposite scores 0, not below (the paper's clipping):
+
+>>> clip_score(semantic_independence_passage([-0.5, 0.1]), "negative_to_zero")
+0.0
+
+Requests per chunking (paper profile: 5 questions, a* and a for each); with a single passage
+there are no neighbours, so a is the very request a* is and is sent once:
+
+>>> from hope.settings import load_profile
+>>> [(r.kind, r.count, r.unique) for r in planned_requests(load_profile("paper"), focus=2,
+...                                                         passages=4, segments=20)]
+[('question_generation', 2, 2), ('answer_question', 10, 10), ('answer_question', 10, 10)]
+>>> [r.unique for r in planned_requests(load_profile("paper"), focus=1, passages=1, segments=20)]
+[1, 5, 0]
 """
 
 from __future__ import annotations
@@ -17,8 +46,10 @@ import numpy as np
 
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
+from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
 from hope.prompts.schemas import AnswerResponse, questions_model
+from hope.settings import HopeSettings
 
 NAME = "semantic_independence"
 
@@ -141,3 +172,24 @@ class SemanticIndependence:
         vectors = await self.ctx.embed([answers[0], answers[1]])
         record["similarity"] = float(scoring.paired_similarities(vectors[:1], vectors[1:])[0])
         return record
+
+
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """Questions per focus passage, then a* (alone) and a (with neighbours) for each question;
+    without neighbours a is the very request a* is, sent once."""
+    cfg = settings.semantic_independence
+    answers, neighbours = focus * cfg.n_questions, min(cfg.top_k, passages - 1)
+    return [
+        PlannedRequest("question_generation", questions_model(cfg.n_questions), focus, passages=1),
+        PlannedRequest("answer_question", AnswerResponse, answers, passages=1, statements=1),
+        PlannedRequest(
+            "answer_question",
+            AnswerResponse,
+            answers,
+            passages=1 + neighbours,
+            statements=1,
+            unique=answers if neighbours else 0,
+        ),
+    ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from hope.models.embeddings import (
     SentenceTransformerEmbedder,
 )
 from hope.models.llm import ChatLLM, LLMSettings
+from hope.models.openai_client import LazyOpenAIClient
 
 DEFAULT_CACHE = Path(".cache") / "hope" / "cache.sqlite"
 IN_MEMORY = {":memory:", "off", "none", "memory"}
@@ -51,35 +54,45 @@ def embedded_server(
     return _servers[key]
 
 
-def build_llm(
+@dataclass
+class ModelEndpoint:
+    """How to reach one configured chat model, without starting anything yet."""
+
+    settings: LLMSettings
+    identity: str  # enters every cache key: answers of another model or server are not reused
+    endpoint: str | Callable[[], str]
+
+    def client(self) -> LazyOpenAIClient:
+        """The openai client (built at its first request, retrying network faults itself)."""
+        return LazyOpenAIClient(self.settings, self.endpoint)
+
+
+def llm_endpoint(
     *,
     backend: str = "embedded",
-    cache: ResponseCache | None = None,
     gguf_path: str | None = None,
     n_parallel: int = 4,
     ctx_per_slot: int = 4096,
     n_threads: int | None = None,
     n_threads_batch: int | None = None,
     **settings: Any,
-) -> ChatLLM:
+) -> ModelEndpoint:
+    """An LLM configuration (``hope/conf/llm/*.yaml`` keys) resolved to settings and address."""
     llm_settings = LLMSettings(**settings)
     if backend == "embedded":
         server = embedded_server(gguf_path, n_parallel, ctx_per_slot, n_threads, n_threads_batch)
-        return ChatLLM(
-            llm_settings,
-            identity=f"embedded:{server.identity}",
-            endpoint=server.ensure_started,
-            cache=cache,
-        )
+        return ModelEndpoint(llm_settings, f"embedded:{server.identity}", server.ensure_started)
     if backend == "openai":
         if not llm_settings.base_url:
             raise ValueError("llm.base_url is required for backend 'openai'")
-        return ChatLLM(
-            llm_settings,
-            identity=f"openai:{llm_settings.base_url}|{llm_settings.model}",
-            cache=cache,
-        )
+        identity = f"openai:{llm_settings.base_url}|{llm_settings.model}"
+        return ModelEndpoint(llm_settings, identity, llm_settings.base_url)
     raise ValueError(f"unknown llm.backend {backend!r} (expected 'embedded' or 'openai')")
+
+
+def build_llm(*, cache: ResponseCache | None = None, **config: Any) -> ChatLLM:
+    target = llm_endpoint(**config)
+    return ChatLLM(target.settings, identity=target.identity, endpoint=target.endpoint, cache=cache)
 
 
 def build_embedder(
@@ -116,13 +129,11 @@ def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
     """The embedded backend exactly as configured in hope/conf/llm/embedded.yaml."""
     from importlib import resources
 
-    import yaml
+    from omegaconf import OmegaConf
 
-    config = yaml.safe_load(
-        resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text(encoding="utf-8")
-    )
-    config.pop("_target_")
-    return build_llm(cache=cache, **config)
+    preset = resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text("utf-8")
+    config = OmegaConf.to_container(OmegaConf.create(preset), resolve=True)
+    return build_llm(cache=cache, **{k: v for k, v in config.items() if k != "_target_"})
 
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:

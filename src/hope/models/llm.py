@@ -1,15 +1,14 @@
 """One LLM interface: OpenAI-compatible chat completions with JSON-schema structured output.
 
 Any backend that speaks the protocol works (the embedded llama.cpp server, vLLM, Ollama, llama.cpp's
-own server, OpenAI). Responses are validated with pydantic, cached by content, and retried with
-bounded exponential backoff on transport faults and invalid JSON.
+own server, OpenAI). Responses are validated with pydantic and cached by content. Network faults are
+retried by the openai client (``hope.models.openai_client``); an answer that fails its schema or
+validation is asked again here, with a new seed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import random
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -18,14 +17,16 @@ from functools import lru_cache
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hope.cache import ResponseCache, content_key
+from hope.models.openai_client import LazyOpenAIClient, MissingEndpointError, attempt_observer
 from hope.seeding import derive_seed
 
 CACHE_NAMESPACE = "chat"
-_RETRYABLE_STATUS = {408, 409, 425, 429}
+# Statuses that may pass: a request failing with them is not cached as failed (nor are network
+# errors); any other status (400 for a prompt longer than the context, ...) fails again.
+_TRANSIENT_STATUS = {408, 409, 425, 429}
 
 
 class LLMSettings(BaseModel):
@@ -39,10 +40,13 @@ class LLMSettings(BaseModel):
         default=None, description="name of the environment variable holding the API key"
     )
     concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    backoff_initial_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=8.0, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0, description="per attempt")
+    max_retries: int = Field(
+        default=4,
+        ge=0,
+        description="further attempts: the openai client's on network faults (backoff, "
+        "Retry-After), and ours, with new seeds, on answers that fail their schema",
+    )
     max_tokens: int = Field(default=512, ge=1)
     strict_schema: bool = True
     send_seed: bool = True
@@ -116,6 +120,8 @@ class ChatLLM:
 
     ``endpoint`` is a base URL or a callable returning one; the callable is only invoked when a
     request actually has to be sent, so a fully cached run never starts the embedded server.
+    ``client`` shares an existing chat client (its retry policy applies); ``transport`` replaces
+    the network under the client built here (test doubles).
     """
 
     def __init__(
@@ -126,17 +132,16 @@ class ChatLLM:
         endpoint: str | Callable[[], str] | None = None,
         cache: ResponseCache | None = None,
         client: Any | None = None,
-        sleep: Callable[[float], Any] = asyncio.sleep,
+        transport: Any | None = None,
     ):
         self.settings = settings
         self.identity = identity
-        self._endpoint = endpoint if endpoint is not None else settings.base_url
         self._cache = cache
-        self._injected_client = client
-        self._sleep = sleep
-        self._per_loop: dict[int, tuple[Any, asyncio.Semaphore]] = {}
-        self._inflight: tuple[int | None, dict[str, asyncio.Future]] = (None, {})
-        self._retired: list[Any] = []
+        self._owns_client = client is None
+        if client is None:
+            client = LazyOpenAIClient(settings, endpoint, transport=transport)
+        self._client = client
+        self._loop: tuple[int | None, Any, dict[str, asyncio.Future]] = (None, None, {})
         self.usage = Usage()
 
     def _add(self, field: str, amount: float) -> None:
@@ -145,47 +150,18 @@ class ChatLLM:
         if scoped is not None:
             setattr(scoped, field, getattr(scoped, field) + amount)
 
-    def _api_key(self) -> str:
-        env = self.settings.api_key_env
-        if not env:
-            return "not-needed"
-        key = os.environ.get(env)
-        if not key:
-            raise LLMCallError(
-                f"environment variable {env} (llm.api_key_env) is not set", attempts=0
-            )
-        return key
-
-    def _loop_state(self) -> tuple[Any, asyncio.Semaphore]:
-        # httpx connection pools and semaphores belong to one event loop; evaluate() may be
-        # called repeatedly, each time with a fresh loop.
+    def _loop_state(self) -> tuple[asyncio.Semaphore, dict[str, asyncio.Future]]:
+        """The semaphore and the requests in flight of the running event loop (both belong to
+        one loop; evaluate() may be called repeatedly, each time with a fresh loop)."""
         loop_id = id(asyncio.get_running_loop())
-        state = self._per_loop.get(loop_id)
-        if state is None:
-            client = self._injected_client
-            if client is None:
-                endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
-                if not endpoint:
-                    raise LLMCallError("no base_url configured for the LLM", attempts=0)
-                client = openai.AsyncOpenAI(
-                    base_url=endpoint,
-                    api_key=self._api_key(),
-                    max_retries=0,
-                    timeout=self.settings.timeout_s,
-                )
-            state = (client, asyncio.Semaphore(self.settings.concurrency))
-            # The previous loop's client stays referenced (not closed: its loop is gone). Dropped,
-            # openai's finaliser would schedule its aclose() on the new loop and print an
-            # "Event loop is closed" traceback; at interpreter exit the finaliser does nothing.
-            self._retired.extend(c for c, _ in self._per_loop.values() if c is not client)
-            self._per_loop = {loop_id: state}
-        return state
+        if self._loop[0] != loop_id:
+            self._loop = (loop_id, asyncio.Semaphore(self.settings.concurrency), {})
+        return self._loop[1], self._loop[2]
 
     async def aclose(self) -> None:
         """Close the HTTP client this object created for the running event loop."""
-        state = self._per_loop.pop(id(asyncio.get_running_loop()), None)
-        if state is not None and self._injected_client is None:
-            await state[0].close()
+        if self._owns_client:
+            await self._client.aclose()
 
     def cache_key(
         self,
@@ -211,10 +187,27 @@ class ChatLLM:
             material["extra_body"] = dict(self.settings.extra_body)
         return content_key(material)
 
-    def is_cached(self, **request: Any) -> bool:
-        if self._cache is None:
-            return False
-        return self._cache.get(CACHE_NAMESPACE, self.cache_key(**request)) is not None
+    def lookup(
+        self,
+        key: str,
+        response_model: type[BaseModel],
+        validate: Callable[[Any], None] | None = None,
+    ) -> StructuredResponse | None:
+        """The cached answer to request ``key``, or None; a cached failure raises LLMCallError."""
+        hit = self._cache.get_json(CACHE_NAMESPACE, key) if self._cache is not None else None
+        if hit is None:
+            return None
+        if "error" in hit:
+            raise LLMCallError(hit["error"], attempts=0)
+        try:
+            value = response_model.model_validate_json(hit["content"])
+            if validate is not None:
+                validate(value)
+        except (ValidationError, ValueError):
+            return None  # stale entry (schema or validation rules changed): ask again
+        return StructuredResponse(
+            value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
+        )
 
     async def structured(
         self,
@@ -244,29 +237,21 @@ class ChatLLM:
             max_tokens=max_tokens,
             prompt_id=prompt_id,
         )
-        if self._cache is not None:
-            hit = self._cache.get_json(CACHE_NAMESPACE, key)
-            if hit is not None:
-                if "error" in hit:
-                    self._add("cache_hits", 1)
-                    self._add("failures", 1)
-                    raise LLMCallError(hit["error"], attempts=0)
-                try:
-                    value = response_model.model_validate_json(hit["content"])
-                    if validate is not None:
-                        validate(value)
-                    self._add("cache_hits", 1)
-                    return StructuredResponse(
-                        value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
-                    )
-                except (ValidationError, ValueError):
-                    pass  # stale entry (schema or validation rules changed): ask again
+        try:
+            cached = self.lookup(key, response_model, validate)
+        except LLMCallError:
+            self._add("cache_hits", 1)
+            self._add("failures", 1)
+            raise
+        if cached is not None:
+            self._add("cache_hits", 1)
+            return cached
 
         # The same request may already be on its way for another caller: the pairs of one
         # document share its information-preservation segments, and chunkers that cut a passage
         # identically ask the same questions of it. Wait for that answer instead of computing it
         # twice; the cache alone cannot help while the first request is still running.
-        inflight = self._inflight_requests()
+        inflight = self._loop_state()[1]
         pending = inflight.get(key)
         if pending is not None:
             self._add("cache_hits", 1)
@@ -302,12 +287,6 @@ class ChatLLM:
         finally:
             inflight.pop(key, None)
 
-    def _inflight_requests(self) -> dict[str, asyncio.Future]:
-        loop_id = id(asyncio.get_running_loop())
-        if self._inflight[0] != loop_id:
-            self._inflight = (loop_id, {})
-        return self._inflight[1]
-
     async def _request(
         self,
         key: str,
@@ -321,13 +300,22 @@ class ChatLLM:
         invalid_retry_temperatures: Sequence[float] | None,
         validate: Callable[[Any], None] | None,
     ) -> StructuredResponse:
-        client, semaphore = self._loop_state()
+        semaphore = self._loop_state()[0]
         settings = self.settings
         fmt = response_format(schema_name, response_model, settings.strict_schema)
-        attempts = 0
+        calls = 0
         invalid_count = 0
+        client_retries = 0
+
+        def observe(retries_taken: int) -> None:
+            nonlocal client_retries
+            if retries_taken:  # a first attempt is counted below, whatever the client
+                client_retries += 1
+                self._add("requests", 1)
+                self._add("retries", 1)
+
         while True:
-            attempts += 1
+            calls += 1
             call_seed = (
                 seed if invalid_count == 0 else derive_seed(seed or 0, "retry", invalid_count)
             )
@@ -346,14 +334,16 @@ class ChatLLM:
                 request["seed"] = call_seed
             if settings.extra_body:
                 request["extra_body"] = dict(settings.extra_body)
-            retryable = True
+            transient = False
             try:
                 async with semaphore:
                     self._add("requests", 1)
                     started = time.perf_counter()
+                    observing = attempt_observer.set(observe)
                     try:
-                        response = await _send(client, request)
+                        response = await self._send(request)
                     finally:
+                        attempt_observer.reset(observing)
                         self._add("latency_s", time.perf_counter() - started)
                 raw = _content_of(response, self._add)
                 value = response_model.model_validate_json(raw)
@@ -361,13 +351,17 @@ class ChatLLM:
                     validate(value)
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                retryable = status in _RETRYABLE_STATUS or status >= 500
+                transient = status in _TRANSIENT_STATUS or status >= 500
                 reason = f"HTTP {status}: {_short(exc)}"
             except openai.APIConnectionError as exc:  # includes timeouts
+                transient = True
                 reason = f"{type(exc).__name__}: {_short(exc)}"
             except (ValidationError, _InvalidResponse, ValueError) as exc:
                 self._add("invalid_responses", 1)
                 invalid_count += 1
+                if invalid_count <= settings.max_retries:
+                    self._add("retries", 1)
+                    continue  # the server is fine; the next seed is the remedy, not waiting
                 reason = f"invalid response: {_short(exc)}"
             else:
                 if self._cache is not None:
@@ -376,35 +370,23 @@ class ChatLLM:
                         key,
                         {"content": raw, "seed": call_seed, "temperature": call_temperature},
                     )
+                attempts = calls + client_retries
                 return StructuredResponse(value, raw, False, attempts, call_seed, call_temperature)
 
-            if not retryable or attempts > settings.max_retries:
-                self._add("failures", 1)
-                final = f"{reason} (after {attempts} attempt{'s' if attempts > 1 else ''})"
-                deterministic = not retryable or reason.startswith("invalid response")
-                if self._cache is not None and deterministic:
-                    self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})
-                raise LLMCallError(final, attempts=attempts)
-            self._add("retries", 1)
-            if reason.startswith("invalid response"):
-                continue  # the server is fine; the next seed is the remedy, not waiting
-            delay = min(settings.backoff_max_s, settings.backoff_initial_s * 2 ** (attempts - 1))
-            await self._sleep(delay * (0.5 + random.random() / 2))
+            attempts = calls + client_retries
+            self._add("failures", 1)
+            final = f"{reason} (after {attempts} attempt{'s' if attempts > 1 else ''})"
+            if self._cache is not None and not transient:
+                self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})
+            raise LLMCallError(final, attempts=attempts)
 
-
-async def _send(client: Any, request: dict[str, Any]) -> Any:
-    """POST /chat/completions through the openai client.
-
-    ``chat.completions.create`` first walks the whole request (JSON schema included) through the
-    SDK's type-driven transform, about 4 ms of CPU per request (measured in bench/bench_engine.py);
-    our request is already plain JSON, so the client's own ``post`` sends it as it is, with the
-    same auth, base URL, timeout and typed response.
-    """
-    if not isinstance(client, openai.AsyncOpenAI):
-        return await client.chat.completions.create(**request)
-    body = {k: v for k, v in request.items() if k != "extra_body"}
-    body.update(request.get("extra_body", {}))
-    return await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+    async def _send(self, request: dict[str, Any]) -> Any:
+        try:
+            if isinstance(self._client, LazyOpenAIClient):
+                return await self._client.post_chat(request)
+            return await self._client.chat.completions.create(**request)
+        except MissingEndpointError as exc:
+            raise LLMCallError(str(exc), attempts=0) from exc
 
 
 def _content_of(response: Any, add: Callable[[str, float], None]) -> str:

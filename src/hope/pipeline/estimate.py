@@ -3,13 +3,14 @@
 Two methods:
 
 * ``exact`` (the documents are at hand): the real evaluator runs over every (document, chunker)
-  pair against ``DryRunLLM``, which answers from the response cache where it can and otherwise
-  records the request and returns a synthetic schema-valid answer without contacting anything.
-  The requests are therefore exactly the engine's first attempts (retries excluded), and every
-  request whose inputs are cached is checked against the cache. Requests that depend on an
-  uncached answer (the answers to generated questions, the choice after a new quadruple) are
-  counted and sized from the synthetic answer, so their token counts are rough.
-* ``analytic`` (no documents, e.g. the paper corpus not downloaded): per domain, the corpus
+  pair against ``hope.models.dry_run.DryRunLLM``, which answers from the response cache where it
+  can and otherwise records the request and returns a synthetic schema-valid answer without
+  contacting anything. The requests are therefore exactly the engine's first attempts (retries
+  excluded), and every request whose inputs are cached is checked against the cache. Requests
+  that depend on an uncached answer (the answers to generated questions, the choice after a new
+  quadruple) are counted and sized from the synthetic answer, so their token counts are rough.
+* ``analytic`` (no documents, e.g. the paper corpus not downloaded): the requests each sub-metric
+  declares (``planned_requests`` at the end of each ``hope.metrics`` module); per domain, the corpus
   group's document count and ``estimate.mean_chars``; per chunker, passages from its size and
   overlap (fixed-size, exact arithmetic), else its measured mean passage length in
   ``data/chunks/summary.json``, else its nominal size; windows of ``sentences_per_segment``
@@ -25,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,50 +33,39 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
-from pydantic import BaseModel, ValidationError
 
 from hope.chunking.registry import Chunker
-from hope.models.llm import (
-    CACHE_NAMESPACE,
-    ChatLLM,
-    LLMCallError,
-    StructuredResponse,
-    json_schema_of,
+from hope.metrics import concept_unity, information_preservation, semantic_independence
+from hope.metrics.requests import PlannedRequest
+from hope.models.dry_run import (
+    DryRunLLM,
+    RecordedRequest,
+    max_output_chars,
+    output_token_bound,
 )
+from hope.models.llm import ChatLLM, json_schema_of
 from hope.prompting import load_prompt
+from hope.settings import HopeSettings
 
-KINDS = (
-    "concept_statements",
-    "qa_pairs",
-    "qa_critic",
-    "question_generation",
-    "answer_question",
-    "quadruple_generation",
-    "truth_choice",
-)
+# The sub-metrics in scoring order; each declares its requests (``planned_requests``).
+METRICS = (concept_unity, semantic_independence, information_preservation)
+__all__ = ["DryRunLLM", "max_output_chars"]
 
 
-def max_output_chars(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> int:
-    """The longest JSON text an answer valid under ``schema`` can be (unbounded strings: 200)."""
-    root = root or schema
-    if "$ref" in schema:
-        return max_output_chars(root["$defs"][schema["$ref"].split("/")[-1]], root)
-    if "enum" in schema:
-        return max(len(json.dumps(v)) for v in schema["enum"])
-    if "const" in schema:
-        return len(json.dumps(schema["const"]))
-    kind = schema.get("type")
-    if kind == "object":
-        props = schema.get("properties", {})
-        return 2 + sum(len(k) + 4 + max_output_chars(v, root) for k, v in props.items())
-    if kind == "array":
-        items = int(schema.get("maxItems", schema.get("minItems", 1)))
-        return 2 + items * (max_output_chars(schema.get("items", {}), root) + 2)
-    if kind == "string":
-        return int(schema.get("maxLength", 200)) + 2
-    if kind == "boolean":
-        return 5
-    return 20
+def planned_requests(
+    settings: HopeSettings, *, focus: int, passages: int, segments: int
+) -> list[PlannedRequest]:
+    """Every request one (document, chunking) pair makes, as the sub-metrics declare them."""
+    return [
+        request
+        for metric in METRICS
+        for request in metric.planned_requests(
+            settings, focus=focus, passages=passages, segments=segments
+        )
+    ]
+
+
+COLUMNS = ("requests", "unique", "cached", "to_send", "prompt_tokens", "output_tokens")
 
 
 @dataclass
@@ -109,17 +98,7 @@ class Estimate:
             "documents": self.documents,
             "pairs": self.pairs,
             "kinds": {n: {**asdict(k), "to_send": k.to_send} for n, k in self.kinds.items()},
-            "totals": {
-                n: self.total(n)
-                for n in (
-                    "requests",
-                    "unique",
-                    "cached",
-                    "to_send",
-                    "prompt_tokens",
-                    "output_tokens",
-                )
-            },
+            "totals": {n: self.total(n) for n in COLUMNS},
             "notes": self.notes,
         }
 
@@ -132,10 +111,8 @@ def format_estimate(estimate: Estimate, origin: str = "") -> str:
         f"{header[0]:<22}" + "".join(f"{h:>12}" for h in header[1:]),
     ]
     for name, k in estimate.kinds.items():
-        values = (k.requests, k.unique, k.cached, k.to_send, k.prompt_tokens, k.output_tokens)
-        lines.append(f"{name:<22}" + "".join(f"{v:>12,}" for v in values))
-    totals = ("requests", "unique", "cached", "to_send", "prompt_tokens", "output_tokens")
-    lines.append(f"{'total':<22}" + "".join(f"{estimate.total(t):>12,}" for t in totals))
+        lines.append(f"{name:<22}" + "".join(f"{getattr(k, c):>12,}" for c in COLUMNS))
+    lines.append(f"{'total':<22}" + "".join(f"{estimate.total(c):>12,}" for c in COLUMNS))
     lines += [f"note: {n}" for n in estimate.notes]
     return "\n".join(lines)
 
@@ -143,88 +120,9 @@ def format_estimate(estimate: Estimate, origin: str = "") -> str:
 # --- exact: the evaluator against a recording LLM ----------------------------------------------
 
 
-@dataclass
-class _Request:
-    kind: str
-    key: str
-    cached: bool
-    prompt_chars: int
-    output_tokens: int
-
-
-class DryRunLLM(ChatLLM):
-    """Answers from the cache or with a synthetic answer; never sends a request."""
-
-    def __init__(self, real: ChatLLM, chars_per_token: float = 4.0):
-        super().__init__(real.settings, identity=real.identity, cache=real._cache, client=object())
-        self.chars_per_token = chars_per_token
-        self.requests: list[_Request] = []
-
-    async def structured(
-        self,
-        *,
-        messages: Sequence[dict[str, str]],
-        response_model: type[BaseModel],
-        schema_name: str,
-        prompt_id: str,
-        temperature: float,
-        seed: int | None,
-        max_tokens: int | None = None,
-        invalid_retry_temperatures: Sequence[float] | None = None,
-        validate: Any | None = None,
-    ) -> StructuredResponse:
-        key = self.cache_key(
-            messages=messages,
-            response_model=response_model,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            prompt_id=prompt_id,
-        )
-        hit = self._cache.get_json(CACHE_NAMESPACE, key) if self._cache is not None else None
-        value = None
-        if hit is not None and "error" in hit:
-            self._record(schema_name, key, True, messages, response_model, max_tokens)
-            raise LLMCallError(hit["error"], attempts=0)  # the real run fails it the same way
-        if hit is not None:
-            try:
-                value = response_model.model_validate_json(hit["content"])
-                if validate is not None:
-                    validate(value)
-            except (ValidationError, ValueError):
-                value = None  # a stale entry: the real run asks again
-        self._record(schema_name, key, value is not None, messages, response_model, max_tokens)
-        if value is not None:
-            return StructuredResponse(value, hit["content"], True, 0, seed, temperature)
-        value, raw = _synthetic(response_model, messages, seed, validate)
-        return StructuredResponse(value, raw, False, 1, seed, temperature)
-
-    def _record(self, kind, key, cached, messages, response_model, max_tokens) -> None:
-        cap = max_tokens or self.settings.max_tokens
-        out = math.ceil(max_output_chars(json_schema_of(response_model)) / self.chars_per_token)
-        chars = sum(len(m["content"]) for m in messages)
-        self.requests.append(_Request(kind, key, cached, chars, min(cap, out)))
-
-
-def _synthetic(response_model, messages, seed, validate) -> tuple[BaseModel, str]:
-    from hope.testing import schema_instance
-
-    schema = json_schema_of(response_model)
-    words = sorted({w for m in messages for w in m["content"].split() if w.isalpha()}) or ["x"]
-    for attempt in range(20):
-        rng = random.Random(f"{seed}:{attempt}")
-        raw = json.dumps(schema_instance(schema, rng, words))
-        try:
-            value = response_model.model_validate_json(raw)
-            if validate is not None:
-                validate(value)
-            return value, raw
-        except (ValidationError, ValueError):
-            continue
-    raise LLMCallError("dry run: no synthetic answer passes validation", attempts=0)
-
-
-def tally(requests: Sequence[_Request], chars_per_token: float) -> dict[str, KindCount]:
+def tally(
+    requests: Sequence[RecordedRequest], chars_per_token: float, settings: HopeSettings
+) -> dict[str, KindCount]:
     kinds: dict[str, KindCount] = {}
     seen: set[str] = set()
     for r in requests:
@@ -239,11 +137,10 @@ def tally(requests: Sequence[_Request], chars_per_token: float) -> dict[str, Kin
         else:
             k.prompt_tokens += math.ceil(r.prompt_chars / chars_per_token)
             k.output_tokens += r.output_tokens
-    return {name: kinds[name] for name in sorted(kinds, key=_kind_order)}
-
-
-def _kind_order(name: str) -> tuple[int, str]:
-    return (KINDS.index(name) if name in KINDS else len(KINDS), name)
+    # The sub-metrics' order of declaration; a kind no metric declares goes last.
+    declared = planned_requests(settings, focus=1, passages=2, segments=1)
+    rank = {kind: i for i, kind in enumerate(dict.fromkeys(r.kind for r in declared))}
+    return {name: kinds[name] for name in sorted(kinds, key=lambda k: (rank.get(k, len(rank)), k))}
 
 
 def exact_estimate(
@@ -268,7 +165,7 @@ def exact_estimate(
         method="exact",
         documents=len(documents),
         pairs=len(scored),
-        kinds=tally(dry.requests, chars_per_token),
+        kinds=tally(dry.requests, chars_per_token, settings),
         notes=[
             "first attempts only; invalid answers and transport faults add retries",
             "requests after an uncached answer are sized from a synthetic answer",
@@ -299,13 +196,6 @@ def passages_per_document(chunker: Chunker, chars: float, measured, chars_per_to
     return math.ceil((chars - overlap) / (size - overlap))
 
 
-def segments_per_document(chars: float, settings: Any, sentence_chars: float) -> int:
-    ip = settings.information_preservation
-    sentences = max(1, math.floor(chars / sentence_chars))
-    windows = max(1, sentences - min(ip.sentences_per_segment, sentences) + 1)
-    return ip.n_segments if ip.replace else min(ip.n_segments, windows)
-
-
 def _template_chars(name: str, prompts_dir: str | None) -> int:
     prompt = load_prompt(name, prompts_dir)
     return len(prompt.system.strip()) + len(prompt.user.format_map(defaultdict(str)).strip())
@@ -321,96 +211,52 @@ def analytic_estimate(
     sentence_chars: float = 120.0,
     chars_per_token: float = 4.0,
 ) -> Estimate:
-    """``domain_docs``: domain -> (documents, mean characters)."""
-    from hope.prompts.schemas import (
-        AnswerResponse,
-        ChoiceResponse,
-        QuadrupleResponse,
-        critic_model,
-        qa_pairs_model,
-        questions_model,
-        statements_model,
-    )
+    """``domain_docs``: domain -> (documents, mean characters); the requests of each pair are
+    those the sub-metrics declare (``planned_requests``), sized by mean lengths."""
+    from hope.prompts.schemas import statements_model
 
     measured = measured or {}
-    cu, si, ip = (
-        settings.concept_unity,
-        settings.semantic_independence,
-        settings.information_preservation,
-    )
-    schemas = {
-        "concept_statements": statements_model(cu.n_items),
-        "qa_pairs": qa_pairs_model(cu.n_items),
-        "qa_critic": critic_model(cu.n_items),
-        "question_generation": questions_model(si.n_questions),
-        "answer_question": AnswerResponse,
-        "quadruple_generation": QuadrupleResponse,
-        "truth_choice": ChoiceResponse,
-    }
-    out_tokens = {
-        k: min(max_tokens, math.ceil(max_output_chars(json_schema_of(m)) / chars_per_token))
-        for k, m in schemas.items()
-    }
-    template = {k: _template_chars(k, settings.prompts_dir) for k in schemas}
+    sentences_per_segment = settings.information_preservation.sentences_per_segment
     statement = max_output_chars(json_schema_of(statements_model(1))) - 20  # one bounded statement
-    kinds: dict[str, KindCount] = {k: KindCount() for k in KINDS}
-
-    def add(kind: str, n: float, unique: float, prompt_chars: float) -> None:
-        k = kinds[kind]
-        k.requests += round(n)
-        k.unique += round(unique)
-        k.prompt_tokens += round(unique * math.ceil(prompt_chars / chars_per_token))
-        k.output_tokens += round(unique * out_tokens[kind])
-
+    templates: dict[str, int] = {}
+    kinds: dict[str, KindCount] = {}
     documents = pairs = 0
     for n_docs, chars in domain_docs.values():
         documents += n_docs
-        segments = segments_per_document(chars, settings, sentence_chars)
-        segment_chars = min(chars, ip.sentences_per_segment * sentence_chars)
-        add(
-            "quadruple_generation",
-            0,
-            n_docs * segments,
-            template["quadruple_generation"] + segment_chars,
-        )
-        for chunker in chunkers:
+        sentences = max(1, math.floor(chars / sentence_chars))
+        segments = information_preservation.segment_count(settings, sentences)
+        segment_chars = min(chars, sentences_per_segment * sentence_chars)
+        for index, chunker in enumerate(chunkers):
             pairs += n_docs
-            p = passages_per_document(chunker, chars, measured, chars_per_token)
+            n_passages = passages_per_document(chunker, chars, measured, chars_per_token)
             size = min(chars, passage_chars(chunker, measured, chars_per_token))
-            focus = p if settings.focus_passages is None else min(p, settings.focus_passages)
-            per = n_docs * focus
-            if cu.method == "statements":
-                add("concept_statements", per, per, template["concept_statements"] + size)
-            else:
-                add("qa_pairs", per, per, template["qa_pairs"] + size)
-                if cu.critic:
-                    pairs_chars = cu.n_items * 2 * statement
-                    add("qa_critic", per, per, template["qa_critic"] + size + pairs_chars)
-            add("question_generation", per, per, template["question_generation"] + size)
-            answers = per * si.n_questions
-            neighbours = min(si.top_k, p - 1)
-            add("answer_question", answers, answers, template["answer_question"] + size + statement)
-            # With one passage the with-context request is the alone request: sent once, not twice.
-            with_context = answers if neighbours > 0 else 0
-            add(
-                "answer_question",
-                answers,
-                with_context,
-                template["answer_question"] + (1 + neighbours) * size + statement,
-            )
-            kinds["quadruple_generation"].requests += n_docs * segments
-            retrieved = min(ip.top_k, p)
-            add(
-                "truth_choice",
-                n_docs * segments,
-                n_docs * segments,
-                template["truth_choice"] + retrieved * size + 4 * statement,
-            )
+            focus = min(n_passages, settings.focus_passages or n_passages)
+            for request in planned_requests(
+                settings, focus=focus, passages=n_passages, segments=segments
+            ):
+                kind = kinds.setdefault(request.kind, KindCount())
+                kind.requests += n_docs * request.count
+                if request.per_document and index > 0:
+                    continue  # the first chunking of the document sent it already
+                if request.kind not in templates:
+                    templates[request.kind] = _template_chars(request.kind, settings.prompts_dir)
+                prompt_chars = (
+                    templates[request.kind]
+                    + request.passages * size
+                    + request.segments * segment_chars
+                    + request.statements * statement
+                )
+                unique = n_docs * request.unique
+                kind.unique += unique
+                kind.prompt_tokens += unique * math.ceil(prompt_chars / chars_per_token)
+                kind.output_tokens += unique * output_token_bound(
+                    request.response_model, max_tokens, chars_per_token
+                )
     return Estimate(
         method="analytic",
         documents=documents,
         pairs=pairs,
-        kinds={k: v for k, v in kinds.items() if v.requests or v.unique},
+        kinds=kinds,
         notes=[
             "no documents here: counts from corpus counts and estimate.mean_chars "
             f"(sentence {sentence_chars:g} chars); cache status unknown (counted as not cached)",
@@ -434,7 +280,6 @@ def estimate_for_config(
     from hope.cache import ResponseCache
     from hope.models.factory import open_cache
     from hope.pipeline import REPO_ROOT
-    from hope.settings import HopeSettings
 
     settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
     cpt = float(cfg.estimate.chars_per_token)

@@ -1,6 +1,6 @@
-"""Model clients of the RAG side: a lazily connected OpenAI client, a response-caching wrapper for
-the requests ragas makes through instructor, the ragas ``InstructorLLM`` over it, and the project's
-embedder behind ragas' embeddings interface.
+"""Model clients of the RAG side: a response-caching wrapper for the requests ragas makes through
+instructor (over ``hope.models.openai_client.LazyOpenAIClient``), the ragas ``InstructorLLM`` over
+it, and the project's embedder behind ragas' embeddings interface.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import numpy as np
 
 from hope.cache import ResponseCache, content_key
 from hope.models.embeddings import Embedder
-from hope.rag.config import ModelEndpoint
 
 # ragas reports usage to a remote service unless told not to; this project runs offline.
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -25,44 +24,6 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 RAGAS_CACHE_NAMESPACE = "ragas-chat"
 # Request fields that do not change the answer and must not split the cache.
 _TRANSPORT_FIELDS = {"timeout", "extra_headers", "extra_query", "stream_options"}
-
-
-class LazyOpenAIClient:
-    """``chat.completions.create`` on an ``openai.AsyncOpenAI`` built at the first request.
-
-    Building late means a fully cached run never starts the embedded server; one client per
-    event loop because httpx pools belong to the loop that created them (ragas' test-set
-    generator runs its own loops).
-    """
-
-    def __init__(self, model: ModelEndpoint):
-        self.model = model
-        self._clients: dict[int, Any] = {}
-        # Clients of finished event loops stay referenced: openai's AsyncAPIClient.__del__ would
-        # schedule their aclose() on whatever loop runs at collection time, which fails with
-        # "Event loop is closed" and prints a stray traceback. At interpreter exit no loop runs
-        # and the finaliser does nothing.
-        self._retired: list[Any] = []
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
-
-    def _client(self) -> Any:
-        import openai
-
-        loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                base_url=self.model.base_url(),
-                api_key=self.model.api_key(),
-                max_retries=self.model.settings.max_retries,
-                timeout=self.model.settings.timeout_s,
-            )
-            self._retired.extend(self._clients.values())
-            self._clients = {loop_id: client}
-        return client
-
-    async def _create(self, **request: Any) -> Any:
-        return await self._client().chat.completions.create(**request)
 
 
 def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
@@ -97,41 +58,6 @@ def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
 
 def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=repr, sort_keys=True))
-
-
-def completion_dict(response: Any) -> dict[str, Any]:
-    """A chat completion as a plain dict (openai objects and the test doubles' namespaces)."""
-    if hasattr(response, "model_dump"):
-        return response.model_dump(mode="json", exclude_none=True)
-    choices = []
-    for index, choice in enumerate(response.choices):
-        choices.append(
-            {
-                "index": index,
-                "message": {
-                    "role": getattr(choice.message, "role", "assistant"),
-                    "content": choice.message.content,
-                },
-                "finish_reason": choice.finish_reason,
-            }
-        )
-    out: dict[str, Any] = {
-        "id": "cached",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "unknown",
-        "choices": choices,
-    }
-    usage = getattr(response, "usage", None)
-    if usage is not None:
-        prompt = usage.prompt_tokens or 0
-        completion = usage.completion_tokens or 0
-        out["usage"] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
-    return out
 
 
 class CachingChatClient:
@@ -195,7 +121,7 @@ class CachingChatClient:
                 response = await self.inner.chat.completions.create(**request)
             finally:
                 self.latency_s += time.perf_counter() - started
-        stored = completion_dict(response)
+        stored = response.model_dump(mode="json", exclude_none=True)
         usage = stored.get("usage") or {}
         self.prompt_tokens += usage.get("prompt_tokens", 0) or 0
         self.completion_tokens += usage.get("completion_tokens", 0) or 0

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hope.models.llm import LLMSettings
+from hope.models.factory import ModelEndpoint, llm_endpoint
 
 METRIC_NAMES = (
     "answer_correctness",
@@ -21,7 +21,6 @@ METRIC_NAMES = (
     "response_relevancy",
 )
 DEFAULT_CONF_DIR = Path("conf/rag")
-_BUILD_KEYS = {"backend", "gguf_path", "n_parallel", "ctx_per_slot", "n_threads", "n_threads_batch"}
 
 
 class RagConfigError(ValueError):
@@ -111,16 +110,6 @@ class RagConfig(_Strict):
     ragas: RagasConfig = Field(default_factory=RagasConfig)
 
 
-def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(dict(base))
-    for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
-            merged[key] = deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
 def _read_yaml(path: Path, what: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -156,84 +145,33 @@ def load_rag_config(
     section = dict(section)
     name = section.pop("config", "default")
     base = _read_yaml(Path(conf_dir) / f"{name}.yaml", "rag config")
-    merged = deep_merge(base, section)
-    if overrides:
-        merged = deep_merge(merged, overrides)
     try:
+        # OmegaConf's merge, as Hydra composes: mappings merge key by key, anything else replaces.
+        merged = OmegaConf.to_container(OmegaConf.merge(base, section, overrides or {}))
         return RagConfig.model_validate(merged), str(profile)
-    except ValidationError as exc:
+    except (ValidationError, OmegaConfBaseException) as exc:
         raise RagConfigError(f"rag config {Path(conf_dir) / f'{name}.yaml'}: {exc}") from exc
 
 
 def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
     """Flat ``build_llm`` keyword arguments: the packaged preset with the overrides applied."""
-    config: dict[str, Any] = {}
+    preset = OmegaConf.create()
     if role.preset is not None:
         resource = resources.files("hope.conf").joinpath("llm", f"{role.preset}.yaml")
         if not resource.is_file():
             raise RagConfigError(f"{what}.preset: no packaged LLM config named {role.preset!r}")
-        from omegaconf import OmegaConf
-
-        # Presets may read base URLs from the environment (${oc.env:...}).
-        raw = OmegaConf.create(resource.read_text(encoding="utf-8"))
-        config = OmegaConf.to_container(raw, resolve=True)  # type: ignore[assignment]
-    config = deep_merge(config, role.overrides)
-    config.pop("_target_", None)
+        preset = OmegaConf.create(resource.read_text(encoding="utf-8"))
+    # Presets may read base URLs from the environment (${oc.env:...}).
+    config = OmegaConf.to_container(OmegaConf.merge(preset, role.overrides), resolve=True)
+    config.pop("_target_", None)  # type: ignore[union-attr]
     if "model" not in config:
         raise RagConfigError(f"{what}: no model configured (set preset or overrides.model)")
     return config
 
 
-@dataclass
-class ModelEndpoint:
-    """How to reach one configured chat model, without starting anything yet."""
-
-    settings: LLMSettings
-    identity: str
-    endpoint: str | Callable[[], str]
-
-    def base_url(self) -> str:
-        url = self.endpoint() if callable(self.endpoint) else self.endpoint
-        if not url:
-            raise RagConfigError(f"no base_url for {self.identity}")
-        return url
-
-    def api_key(self) -> str:
-        import os
-
-        env = self.settings.api_key_env
-        if not env:
-            return "not-needed"
-        key = os.environ.get(env)
-        if not key:
-            raise RagConfigError(f"environment variable {env} (api_key_env) is not set")
-        return key
-
-
 def model_endpoint(config: Mapping[str, Any], what: str = "llm") -> ModelEndpoint:
-    """The same resolution as ``hope.models.factory.build_llm``, exposing endpoint and identity."""
-    from hope.models.factory import embedded_server
-
-    config = dict(config)
-    build = {k: config.pop(k) for k in list(config) if k in _BUILD_KEYS}
-    backend = build.get("backend", "embedded")
+    """``hope.models.factory.llm_endpoint`` with the failing role named in the error."""
     try:
-        settings = LLMSettings(**config)
-    except ValidationError as exc:
+        return llm_endpoint(**config)
+    except ValueError as exc:  # pydantic's ValidationError included
         raise RagConfigError(f"{what}: {exc}") from exc
-    if backend == "embedded":
-        server = embedded_server(
-            build.get("gguf_path"),
-            build.get("n_parallel", 4),
-            build.get("ctx_per_slot", 4096),
-            build.get("n_threads"),
-            build.get("n_threads_batch"),
-        )
-        return ModelEndpoint(settings, f"embedded:{server.identity}", server.ensure_started)
-    if backend == "openai":
-        if not settings.base_url:
-            raise RagConfigError(f"{what}: base_url is required for backend 'openai'")
-        return ModelEndpoint(
-            settings, f"openai:{settings.base_url}|{settings.model}", settings.base_url
-        )
-    raise RagConfigError(f"{what}: unknown backend {backend!r} (expected 'embedded' or 'openai')")

@@ -9,7 +9,7 @@ from typing import Any
 from hope.cache import ResponseCache
 from hope.models.embeddings import CachingEmbedder
 from hope.models.llm import ChatLLM
-from hope.rag.clients import CachingChatClient, LazyOpenAIClient, instructor_llm, ragas_embeddings
+from hope.rag.clients import CachingChatClient, instructor_llm, ragas_embeddings
 from hope.rag.config import ModelEndpoint, RagConfig, model_endpoint, resolve_llm_config
 from hope.seeding import derive_seed
 
@@ -24,7 +24,7 @@ def chat_llm_factory(
     endpoint: ModelEndpoint, cache: ResponseCache | None, client: Any | None = None
 ) -> Callable[[], ChatLLM]:
     """Fresh ``ChatLLM`` objects (own usage counters) over one shared lazy client and cache."""
-    shared = client if client is not None else LazyOpenAIClient(endpoint)
+    shared = client if client is not None else endpoint.client()
 
     def make() -> ChatLLM:
         return ChatLLM(endpoint.settings, identity=endpoint.identity, client=shared, cache=cache)
@@ -54,7 +54,7 @@ def judge_llm(
     """
     settings = endpoint.settings
     caching = CachingChatClient(
-        client if client is not None else LazyOpenAIClient(endpoint),
+        client if client is not None else endpoint.client(),
         identity=endpoint.identity,
         cache=cache,
         concurrency=settings.concurrency,
