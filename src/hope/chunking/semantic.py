@@ -11,7 +11,6 @@ config (and rejecting a bad one) stays cheap.
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -74,20 +73,21 @@ def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddin
 def _openai_embeddings(settings: SemanticSettings) -> BaseEmbeddings:
     from chonkie.embeddings import BaseEmbeddings
 
-    key = os.environ.get(settings.api_key_env)
-    if not key:
-        raise ChunkingError(
-            f"semantic chunker: environment variable {settings.api_key_env!r} is unset"
-        )
-    import openai
+    from hope.models.embeddings import OpenAIEmbedder
 
-    client = openai.OpenAI(api_key=key, base_url=settings.base_url)
+    try:
+        embedder = OpenAIEmbedder(
+            settings.model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            batch_size=settings.batch_size,
+        )
+    except RuntimeError as exc:
+        raise ChunkingError(f"semantic chunker: {exc}") from exc
     model_name = settings.model
-    batch_size = settings.batch_size
 
     class _OpenAIEmbeddings(BaseEmbeddings):
-        """Embeddings from an OpenAI-compatible endpoint; chonkie's own OpenAI class needs the
-        ``catsu`` package, which is not a dependency of this project."""
+        """chonkie's own OpenAI class needs the ``catsu`` package, not a dependency here."""
 
         def __init__(self) -> None:
             super().__init__()
@@ -97,13 +97,7 @@ def _openai_embeddings(settings: SemanticSettings) -> BaseEmbeddings:
             return self.embed_batch([text])[0]
 
         def embed_batch(self, texts: list[str]) -> list[np.ndarray]:
-            vectors: list[np.ndarray] = []
-            for start in range(0, len(texts), batch_size):
-                response = client.embeddings.create(
-                    model=model_name, input=texts[start : start + batch_size]
-                )
-                for item in sorted(response.data, key=lambda d: d.index):
-                    vectors.append(np.asarray(item.embedding, dtype=np.float32))
+            vectors = list(embedder.embed(texts)) if texts else []
             if vectors:
                 self._dimension = len(vectors[0])
             return vectors

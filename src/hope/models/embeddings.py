@@ -99,7 +99,7 @@ class OpenAIEmbedder(Embedder):
         self,
         model: str,
         *,
-        base_url: str,
+        base_url: str | None,
         api_key_env: str | None = None,
         batch_size: int = 128,
         timeout_s: float = 60.0,
