@@ -9,7 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hope.corpora.base import CorpusError
+from hope.corpora.base import Candidate, CorpusError, SourceSpec
+from hope.corpora.schema import Document, make_document
 
 
 def open_parquet(path: Path, required: set[str]) -> pq.ParquetFile:
@@ -52,3 +53,29 @@ class RowGroupReader:
 
     def value(self, rg: int, row: int) -> str:
         return self._get(rg)[row] or ""
+
+
+def lazy_candidate(
+    spec: SourceSpec,
+    texts: RowGroupReader,
+    rg: int,
+    row: int,
+    values: dict[str, str],
+    *,
+    key: str,
+    doc_id: str,
+) -> Candidate:
+    """A candidate whose text is decoded from its row group only when it is selected."""
+
+    def load() -> Document:
+        return make_document(
+            doc_id=doc_id,
+            domain=spec.domain,
+            title=values["title"],
+            text=texts.value(rg, row),
+            source=spec.source_label,
+            url=values["url"],
+            license=spec.license,
+        )
+
+    return Candidate(key=key, title=values["title"], load=load)

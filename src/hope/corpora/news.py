@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from hope.corpora._parquet import RowGroupReader, iter_light_rows
+from hope.corpora._parquet import RowGroupReader, iter_light_rows, lazy_candidate
 from hope.corpora.base import Candidate, CorpusError, Rejected, SourceSpec, download_files
-from hope.corpora.schema import make_document
 
 _COLUMNS = {"title", "text", "domain", "url"}
 
@@ -47,21 +46,4 @@ def candidates(
                 yield Rejected(key, "site not in corpora.sources.news.sites")
                 continue
 
-            def load(
-                texts: RowGroupReader = texts,
-                rg: int = rg,
-                row: int = row,
-                values: dict[str, str] = values,
-                key=key,
-            ):
-                return make_document(
-                    doc_id=f"news-{key}",
-                    domain=spec.domain,
-                    title=values["title"],
-                    text=texts.value(rg, row),
-                    source=spec.source_label,
-                    url=values["url"],
-                    license=spec.license,
-                )
-
-            yield Candidate(key=key, title=values["title"], load=load)
+            yield lazy_candidate(spec, texts, rg, row, values, key=key, doc_id=f"news-{key}")

@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hope.corpora._parquet import RowGroupReader, iter_light_rows
+from hope.corpora._parquet import RowGroupReader, iter_light_rows, lazy_candidate
 from hope.corpora.base import Candidate, SourceSpec, download_files
-from hope.corpora.schema import make_document
 
 _COLUMNS = {"id", "url", "title", "text"}
 
@@ -26,21 +25,6 @@ def candidates(spec: SourceSpec, raw_dir: Path, manifest: dict[str, Any]) -> Ite
         path = raw_dir / rec["file"]
         texts = RowGroupReader(path, "text")
         for rg, row, values in iter_light_rows(path, ["id", "url", "title"], _COLUMNS):
-
-            def load(
-                texts: RowGroupReader = texts,
-                rg: int = rg,
-                row: int = row,
-                values: dict[str, str] = values,
-            ):
-                return make_document(
-                    doc_id=f"wiki-{values['id']}",
-                    domain=spec.domain,
-                    title=values["title"],
-                    text=texts.value(rg, row),
-                    source=spec.source_label,
-                    url=values["url"],
-                    license=spec.license,
-                )
-
-            yield Candidate(key=values["id"], title=values["title"], load=load)
+            yield lazy_candidate(
+                spec, texts, rg, row, values, key=values["id"], doc_id=f"wiki-{values['id']}"
+            )
