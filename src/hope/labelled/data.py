@@ -76,8 +76,8 @@ def locate_passages(
 ) -> tuple[list[tuple[int, int]] | None, str | None]:
     """Spans for every passage, or ``(None, reason)`` if one cannot be placed in the corpus.
 
-    A passage without a span is matched by exact substring search, scanning forward from the
-    previous passage's start so that repeated text maps to the occurrence in reading order, then
+    A passage without a span is matched by exact substring search, scanning forward from just after
+    the previous passage's start so that repeated text maps to the occurrence in reading order, then
     from the beginning. A passage found nowhere makes the whole chunking not evaluable: scoring
     the rest would silently count its text as never retrieved.
     """
@@ -87,7 +87,7 @@ def locate_passages(
     for index, passage in enumerate(passages):
         if passage.start is not None and passage.end is not None:
             spans.append((passage.start, passage.end))
-            floor = passage.start
+            floor = passage.start + 1
             continue
         found = corpus.find(passage.text, floor)
         if found < 0:
@@ -96,7 +96,7 @@ def locate_passages(
             unmatched.append(index)
             continue
         spans.append((found, found + len(passage.text)))
-        floor = found
+        floor = found + 1
     if unmatched:
         shown = ", ".join(str(i) for i in unmatched[:5])
         more = f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else ""
