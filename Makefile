@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-repro clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-repro bench-labelled clean-cache
 
 setup: $(STAMP)
 
@@ -59,6 +59,13 @@ bench: setup
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup
 	$(BIN)/python bench/bench_repro.py
+
+# Labelled retrieval (Chroma's general evaluation set in ../shared/benchmarks) beside HOPE, BLEU and
+# the cheap baselines, for every offline chunker: bench/results/labelled.json and
+# paper_figures/labelled_vs_hope.png. HOPE's size knobs are flags of the script (see its --help).
+BENCH_LABELLED_ARGS ?=
+bench-labelled: setup
+	$(BIN)/python bench/bench_labelled.py $(BENCH_LABELLED_ARGS)
 
 clean-cache:
 	rm -rf .cache/hope

@@ -25,7 +25,7 @@ rerun recomputes only the analysis.
 
     python bench/bench_labelled.py                       # every offline chunker, four corpora
     python bench/bench_labelled.py --skip-hope           # labelled measures + baselines only
-    python bench/bench_labelled.py --profiles paper,robust --focus-passages 2
+    python bench/bench_labelled.py --profiles paper,robust --focus-passages 2 --segments 4
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import platform
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -391,7 +392,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--size-min", type=int, default=100, help="size compliance, characters")
     parser.add_argument("--size-max", type=int, default=1100, help="size compliance, characters")
     # HOPE's size knobs: the paper's counts (every passage, 5, 5, 20) do not fit 2 cores.
-    parser.add_argument("--focus-passages", type=int, default=2)
+    # Defaults: the sample experiment's counts (conf/experiment/sample.yaml), which is what fits
+    # 32 (corpus, chunker) pairs in about an hour with SmolLM2 on 2 shared cores.
+    parser.add_argument("--focus-passages", type=int, default=1)
     parser.add_argument("--statements", type=int, default=3)
     parser.add_argument("--questions", type=int, default=1)
     parser.add_argument("--segments", type=int, default=2)
@@ -535,6 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     aggregations: dict[str, dict] = {}
     report["profiles_skipped"] = {}
     report["llm_requests"] = 0
+    report["llm_cache_hits"] = 0
     if args.skip_hope:
         report["hope_not_run"] = "--skip-hope"
     for profile in [] if args.skip_hope else profiles:
@@ -558,6 +562,7 @@ def main(argv: list[str] | None = None) -> int:
                 entry["chunkers"][name]["hope"][profile] = record
                 if record["status"] == "ok":
                     report["llm_requests"] += record["llm"]["requests"]
+                    report["llm_cache_hits"] += record["llm"]["cache_hits"]
             elapsed = round(time.perf_counter() - phase, 1)
             report["timings_s"][f"hope[{profile}]:{corpus_name}"] = elapsed
             log(
@@ -567,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
             analyse(report, names, aggregations, args)
             report["wall_time_s"] = round(time.perf_counter() - started, 1)
             save(report, args.output)
+            figure(report, args.figure)
     report["wall_time_s"] = round(time.perf_counter() - started, 1)
     report["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     analyse(report, names, aggregations, args)
@@ -582,9 +588,10 @@ def analyse(
     aggregations: dict[str, dict],
     args: argparse.Namespace,
 ) -> None:
-    """Per-corpus validity and the pooled mean over corpora (replicate by replicate)."""
-    pooled: dict[str, list[np.ndarray]] = {}
-    for entry in report["corpora"].values():
+    """Per-corpus validity, and the pooled τ: the mean over the corpora where the score exists
+    (HOPE may be missing on a corpus a run did not reach), replicate by replicate."""
+    pooled: dict[str, dict[str, Any]] = {}
+    for corpus_name, entry in report["corpora"].items():
         evaluable = [n for n in names if n in entry["_per_question"]]
         if len(evaluable) < 3:
             entry["validity"] = {"skipped": f"only {len(evaluable)} evaluable chunkers"}
@@ -592,27 +599,28 @@ def analyse(
         entry["validity"], replicates = validity(
             entry, evaluable, aggregations, args.resamples, args.seed
         )
-        for key, reps in replicates.items():
-            pooled.setdefault(key, []).append(reps)
         for target, block in entry["validity"].items():
             for name, cell in block["scores"].items():
-                pooled.setdefault(f"point|{target}|{name}", []).append(
-                    np.array([math.nan if cell["tau"] is None else cell["tau"]])
+                slot = pooled.setdefault(
+                    f"{target}|{name}", {"points": [], "replicates": [], "corpora": []}
                 )
+                slot["points"].append(math.nan if cell["tau"] is None else cell["tau"])
+                slot["replicates"].append(replicates[f"{target}|{name}"])
+                slot["corpora"].append(corpus_name)
     summary: dict[str, Any] = {}
-    n_corpora = len(report["corpora"])
-    for key, parts in pooled.items():
-        if key.startswith("point|") or len(parts) != n_corpora:
-            continue
+    for key, slot in pooled.items():
         target, name = key.split("|", 1)
-        points = np.concatenate(pooled[f"point|{target}|{name}"])
-        reps = np.nanmean(np.vstack(parts), axis=0) if np.isfinite(np.vstack(parts)).any() else []
+        points = np.asarray(slot["points"], dtype=float)
+        stacked = np.vstack(slot["replicates"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN replicate has no mean
+            reps = np.nanmean(stacked, axis=0)
         low, high = percentile_interval(reps)
         summary.setdefault(target, {})[name] = {
             "tau": float(np.nanmean(points)) if np.isfinite(points).any() else None,
             "low": _finite_or_none(low),
             "high": _finite_or_none(high),
-            "corpora": int(np.isfinite(points).sum()),
+            "corpora": [c for c, v in zip(slot["corpora"], points, strict=True) if np.isfinite(v)],
         }
     report["pooled"] = summary
 
@@ -649,8 +657,9 @@ def figure(report: dict[str, Any], path: Path) -> None:
     ax.set_ylabel("Kendall tau vs budget recall")
     ax.set_ylim(-1.05, 1.05)
     ax.set_title(
-        f"Label-free scores against labelled retrieval ({len(report['chunkers'])} chunkers, "
-        f"budget {report['settings']['budget_chars']} chars, commit {report['commit'][:7]})"
+        f"Label-free scores against labelled retrieval\n({len(report['chunkers'])} chunkers, "
+        f"budget {report['settings']['budget_chars']} characters, commit {report['commit'][:7]})",
+        fontsize=10,
     )
     ax.legend(fontsize=8, ncol=3)
     fig.tight_layout()
