@@ -109,12 +109,12 @@ def git_commit() -> dict[str, Any]:
 # --- chunking -------------------------------------------------------------------------------------
 
 
-def load_offline_chunkers(names: list[str] | None) -> tuple[list[Any], dict[str, str]]:
+def load_offline_chunkers(names: list[str]) -> tuple[list[Any], dict[str, str]]:
     """The chunkers that load offline, and the reason for each that does not."""
     from hope.chunking import ChunkerConfigError
 
     chunkers, not_run = [], {}
-    for name in names or available_chunkers(REPO / "conf" / "chunker"):
+    for name in names:
         try:
             chunkers.append(load_chunker(name, REPO / "conf" / "chunker"))
         except ChunkerConfigError as exc:
@@ -383,6 +383,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Chroma eval folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--chunkers", help="comma-separated (default: every conf/chunker config)")
+    parser.add_argument(
+        "--exclude",
+        default="",
+        help="chunkers not to run, comma-separated; reported as not run with --exclude-reason",
+    )
+    parser.add_argument("--exclude-reason", default="excluded with --exclude")
     parser.add_argument("--profiles", default="paper", help="HOPE profiles, comma-separated")
     parser.add_argument("--embedder", default="minilm", help="retrieval, baselines and HOPE")
     parser.add_argument("--k", type=int, default=5)
@@ -425,7 +431,12 @@ def main(argv: list[str] | None = None) -> int:
     from hope.labelled.cli import build_embedder
 
     embedder = build_embedder(args.embedder)
-    chunkers, not_run = load_offline_chunkers(args.chunkers.split(",") if args.chunkers else None)
+    excluded = [name for name in args.exclude.split(",") if name]
+    requested = (
+        args.chunkers.split(",") if args.chunkers else available_chunkers(REPO / "conf" / "chunker")
+    )
+    chunkers, not_run = load_offline_chunkers([n for n in requested if n not in excluded])
+    not_run.update({name: args.exclude_reason for name in excluded})
     names = [c.name for c in chunkers]
     profiles = [p for p in args.profiles.split(",") if p]
     questions_path = args.data / "questions.jsonl"
