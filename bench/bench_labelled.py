@@ -391,6 +391,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--exclude-reason", default="excluded with --exclude")
     parser.add_argument("--profiles", default="paper", help="HOPE profiles, comma-separated")
     parser.add_argument("--embedder", default="minilm", help="retrieval, baselines and HOPE")
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        help="score only the first N characters of a longer corpus and the questions whose "
+        "spans all fall there (a size knob; recorded per corpus)",
+    )
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--budget", type=int, default=2500)
     parser.add_argument("--resamples", type=int, default=1000)
@@ -482,11 +488,17 @@ def main(argv: list[str] | None = None) -> int:
     corpus_texts: dict[str, str] = {}
     for corpus_name in args.corpora.split(","):
         path = args.data / "corpora" / f"{corpus_name}.md"
-        text = read_text(path, "corpus")
+        full_text = read_text(path, "corpus")
+        text = full_text[: args.max_chars] if args.max_chars else full_text
         corpus_texts[corpus_name] = text
-        questions, _ = read_questions(questions_path, text, corpus_name)
+        questions, skipped = read_questions(
+            questions_path, text, corpus_name, outside_slice_ok=len(text) < len(full_text)
+        )
         entry: dict[str, Any] = {
             "n_chars": len(text),
+            "n_chars_full": len(full_text),
+            "sliced": len(text) < len(full_text),
+            "questions_outside_slice_or_other_corpus": skipped,
             "sha256": sha256(path),
             "n_questions": len(questions),
             "chunkers": {},

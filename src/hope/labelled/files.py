@@ -24,16 +24,28 @@ def _offset(value: Any, name: str, where: str) -> int:
 
 
 def read_questions(
-    path: str | Path, corpus: str, corpus_name: str | None = None
+    path: str | Path,
+    corpus: str,
+    corpus_name: str | None = None,
+    *,
+    outside_slice_ok: bool = False,
 ) -> tuple[list[LabelledQuestion], int]:
     """Questions of ``corpus`` from ``{"corpus"?, "question", "references": [{"start", "end",
-    "text"}]}`` lines, every reference checked against the corpus, and how many lines named
-    another corpus (skipped). ``corpus_name`` None keeps every line."""
+    "text"}]}`` lines, every reference checked against the corpus, and how many lines were
+    skipped: lines naming another corpus (``corpus_name`` None keeps every line) and, with
+    ``outside_slice_ok`` (``corpus`` is the beginning of the labelled text), questions with a
+    reference ending past ``corpus``."""
     questions: list[LabelledQuestion] = []
     other_corpus = 0
     for where, record in iter_json_objects(path, "questions file"):
         name = record.get("corpus")
         if corpus_name is not None and name is not None and name != corpus_name:
+            other_corpus += 1
+            continue
+        if outside_slice_ok and any(
+            isinstance(r, dict) and isinstance(r.get("end"), int) and r["end"] > len(corpus)
+            for r in record.get("references") or []
+        ):
             other_corpus += 1
             continue
         text = record.get("question")
