@@ -178,10 +178,11 @@ def test_runs_as_a_module(files):
 
 
 def test_a_corpus_slice_keeps_only_questions_inside_it(files):
+    from hope.labelled import LabelledInputError
     from hope.labelled.files import read_questions
 
     sliced = CORPUS[:20]  # "Cats purr softly. Do": the dawn question's span ends at 55
-    with pytest.raises(Exception, match="out of range"):
+    with pytest.raises(LabelledInputError, match="out of range"):
         read_questions(files["questions"], sliced, "pets")
     questions, skipped = read_questions(files["questions"], sliced, "pets", outside_slice_ok=True)
     assert [q.question for q in questions] == ["what purrs?"]
