@@ -669,15 +669,24 @@ def figure(report: dict[str, Any], path: Path) -> None:
     ]
     if not corpora:
         return
-    names = list(report["corpora"][corpora[0]]["validity"]["budget_recall"]["scores"])
+    # A corpus HOPE has not reached yet lacks its scores: take the union, draw what exists.
+    names = list(
+        dict.fromkeys(
+            n for c in corpora for n in report["corpora"][c]["validity"]["budget_recall"]["scores"]
+        )
+    )
     fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(names)), 4.5))
     width = 0.8 / len(corpora)
     for k, corpus in enumerate(corpora):
         cells = report["corpora"][corpus]["validity"]["budget_recall"]["scores"]
         xs = np.arange(len(names)) + (k - (len(corpora) - 1) / 2) * width
-        taus = [cells[n]["tau"] if cells[n]["tau"] is not None else np.nan for n in names]
-        lows = [cells[n]["low"] if cells[n]["low"] is not None else np.nan for n in names]
-        highs = [cells[n]["high"] if cells[n]["high"] is not None else np.nan for n in names]
+        empty = {"tau": None, "low": None, "high": None}
+
+        def column(key: str, cells: dict = cells, empty: dict = empty) -> list[float]:
+            values = [cells.get(n, empty)[key] for n in names]
+            return [np.nan if v is None else v for v in values]
+
+        taus, lows, highs = column("tau"), column("low"), column("high")
         err = np.array([np.subtract(taus, lows), np.subtract(highs, taus)])
         ax.bar(xs, taus, width, label=corpus)
         ax.errorbar(xs, taus, yerr=np.nan_to_num(err), fmt="none", ecolor="black", lw=0.7)
