@@ -1,0 +1,5 @@
+import sys
+
+from hope.labelled.cli import main
+
+sys.exit(main())
