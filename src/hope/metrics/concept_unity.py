@@ -2,7 +2,9 @@
 
 Metric card. Range [0, 1] after clipping (raw cosine mean in [-1, 1]); higher is better: 1 means
 every statement generated about the passage is semantically alike (one core concept).
-Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0.
+Paper profile: LLM(p*) -> S, ζ̄ = mean θ over all |S|² ordered pairs, negatives set to 0. S is a
+set (eq. 2): statements equal after normalisation count once and the duplicates are counted in the
+evidence, so a model that repeats one statement cannot score a perfect unity for it.
 Reference profile: question/answer pairs, critic-filtered, mean θ of questions to their centroid.
 """
 
@@ -27,8 +29,9 @@ class ConceptUnity:
         evidence: dict[str, Any] = {"score": None, "raw": None, "status": "ok", "reason": None}
         try:
             if self.cfg.method == "statements":
-                items = await self._statements(passage)
+                items, duplicates = scoring.distinct_texts(await self._statements(passage))
                 evidence["statements"] = items
+                evidence["duplicate_statements"] = duplicates
             else:
                 items, pairs, kept = await self._critic_filtered_questions(passage)
                 evidence["qa_pairs"] = pairs
@@ -36,7 +39,8 @@ class ConceptUnity:
                 evidence["questions"] = items
             if len(items) < self.cfg.min_items:
                 raise LLMCallError(
-                    f"{len(items)} usable item(s), fewer than min_items={self.cfg.min_items}",
+                    f"{len(items)} distinct usable item(s), fewer than "
+                    f"min_items={self.cfg.min_items}",
                     attempts=0,
                 )
             vectors = await self.ctx.embed(items)

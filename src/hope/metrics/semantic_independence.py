@@ -3,8 +3,10 @@
 Metric card. Range [0, 1] after clipping (raw mean cosine in [-1, 1]); higher is better: 1 means
 answers from the focus passage alone (a*) and with the k most similar other passages added (a)
 are semantically identical.
-Procedure per focus passage p*: LLM(p*) -> Q; for each q: a* = LLM(q, p*), a = LLM(q, p*, P_q) where
-P_q are the top-k other passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0.
+Procedure per focus passage p*: LLM(p*) -> Q, de-duplicated on normalised text (a set); for each
+q: a* = LLM(q, p*), a = LLM(q, p*, P_q) where P_q are the top-k passages by θ(q, p); ζ̄ = mean_q
+θ(a*, a), negatives set to 0. Paper: P_q is drawn from all passages, so p* may be among them; the
+context is then {p*} ∪ P_q, p* once. ``exclude_focus`` (published code): P_q from the others only.
 a* and a are asked with the same seed, so at a non-zero answer temperature only the context differs.
 """
 
@@ -53,7 +55,8 @@ class SemanticIndependence:
                 n=self.cfg.n_questions,
                 passage=focus,
             )
-            questions = [q.strip() for q in response.value.questions if q.strip()]
+            questions, duplicates = scoring.distinct_texts(response.value.questions)
+            evidence["duplicate_questions"] = duplicates
             if not questions:
                 raise LLMCallError("no usable question generated", attempts=0)
             question_vectors = await self.ctx.embed(questions)
@@ -85,7 +88,10 @@ class SemanticIndependence:
         passage_ids: list[str],
     ) -> dict[str, Any]:
         retrieved = scoring.top_k_indices(
-            question_vector, passage_vectors, self.cfg.top_k, exclude=[index]
+            question_vector,
+            passage_vectors,
+            self.cfg.top_k,
+            exclude=[index] if self.cfg.exclude_focus else (),
         )
         record: dict[str, Any] = {
             "question": question,
@@ -99,7 +105,7 @@ class SemanticIndependence:
         focus = passages[index]
         prompt = self.ctx.prompt("answer_question")
         seed = self.ctx.seed(NAME, "answer", text_digest(focus), question)
-        contexts = ([focus], [focus] + [passages[i] for i in retrieved])
+        contexts = ([focus], [focus] + [passages[i] for i in retrieved if i != index])
         results = await asyncio.gather(
             *(
                 self.ctx.ask(
