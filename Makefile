@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-repro clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-repro bench-validity clean-cache
 
 setup: $(STAMP)
 
@@ -59,6 +59,12 @@ bench: setup
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup
 	$(BIN)/python bench/bench_repro.py
+
+# Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
+# paper and robust profiles: bench/results/validity.json (README "Validity"). Pass models with
+# ARGS, e.g. make bench-validity ARGS="llm=vllm llm.base_url=http://gpu:8000/v1".
+bench-validity: setup
+	$(BIN)/python bench/bench_validity.py $(ARGS)
 
 clean-cache:
 	rm -rf .cache/hope
