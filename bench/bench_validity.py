@@ -158,6 +158,7 @@ async def score_document(llm, embedder, settings, doc, ladder) -> dict[str, Any]
         "rungs": rungs,
         "controls": control,
         "controls_llm": control_usage.to_dict(),
+        "prompt_ids": {name: p["id"] for r in results for name, p in r.prompts.items()},
         # Prompts and settings are the same in every result and stated once in the report.
         "evidence": [
             {k: v for k, v in r.to_dict().items() if k not in ("prompts", "settings")}
@@ -337,6 +338,7 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         "overrides": overrides,
         "reduced_settings": REDUCED,
         "settings": {p: models[p][1].model_dump(mode="json") for p in models},
+        "prompts": {p: records[p][0]["prompt_ids"] for p in records if records[p]},
         "ladder": {
             "rungs_best_first": list(RUNGS),
             "aligned": "paragraphs (blank-line separated); a paragraph under 80 characters "
