@@ -372,6 +372,12 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
             "to whole paragraphs within max_chars; documents with fewer than 3 aligned passages "
             "skipped",
         },
+        "chance_accuracy": {
+            "one_order": 0.25,
+            "two_orders_both_right": 1 / 16,
+            "note": "a model choosing uniformly at random; under position debiasing a segment "
+            "needs both of two independent choices right",
+        },
         "targets": {
             "hope_aligned_wins": 0.90,
             "information_preservation_aligned_wins": 0.75,
@@ -380,7 +386,94 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         },
         "profiles": {p: analyse(records[p], args.seed) for p in records if records[p]},
     }
+    report["targets_met"] = _nan_to_none(targets(_nan_to_none(report)))
     write_json_atomic(args.out, _nan_to_none(report))
+
+
+SHORT = {
+    "hope": "HOPE",
+    "concept_unity": "ζ_con",
+    "semantic_independence": "ζ_sem",
+    "information_preservation": "ζ_inf",
+}
+
+
+def _ci(values: list[float] | None) -> str:
+    return f"[{values[0]:.2f}, {values[1]:.2f}]" if values else "[–]"
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def render_table(report: dict[str, Any]) -> str:
+    """The README's tables (markdown) from a validity.json report."""
+    lines = []
+    for profile, result in report["profiles"].items():
+        lines.append(f"**{profile}** ({result['documents']} documents)\n")
+        header = ["", *(f"vs {rung}" for rung in DEGRADED), "pooled win share", "Kendall τ"]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for metric in METRICS:
+            table = result["metrics"][metric]["aligned_vs_degraded"]
+            cells = [SHORT[metric]]
+            for rung in DEGRADED:
+                row = table[rung]
+                defined = row["wins"] + row["ties"] + row["losses"]
+                cell = f"{row['wins']}/{defined}"
+                if row["ties"]:
+                    cell += f" ({row['ties']} ties)"
+                cells.append(cell)
+            pooled = table["pooled"]
+            cells.append(f"{_num(pooled['share_wins'])} {_ci(pooled['share_wins_ci95'])}")
+            tau = result["metrics"][metric]["kendall_tau"]
+            cells.append(f"{_num(tau['mean'])} {_ci(tau['ci95'])} (n={tau['n']})")
+            lines.append("| " + " | ".join(cells) + " |")
+        controls = result["information_preservation_controls"]
+        letters = result["chosen_letters"]["scoring"]
+        shares = " ".join(f"{k} {v:.0%}" for k, v in letters.get("shares", {}).items())
+        cost = result["cost"]
+        lines.append("")
+        lines.append(
+            f"ζ_inf controls: oracle {_num(controls['oracle']['accuracy'])} "
+            f"{_ci(controls['oracle']['ci95'])}, no context "
+            f"{_num(controls['no_context']['accuracy'])} {_ci(controls['no_context']['ci95'])} "
+            f"(n={controls['oracle']['n']} segments). Letters chosen while scoring: {shares} "
+            f"(χ² vs uniform p={letters.get('chi2_uniform_p', float('nan')):.2g}). "
+            f"LLM requests {cost['llm_requests']} (cache hits {cost['llm_cache_hits']}), "
+            f"wall time {cost['wall_time_s'] / 60:.1f} min.\n"
+        )
+    return "\n".join(lines)
+
+
+def targets(report: dict[str, Any]) -> dict[str, Any]:
+    """Each target of issue 11 per profile: the measured value, met or not, and the gap."""
+    goals = report["targets"]
+    out: dict[str, Any] = {}
+    for profile, result in report["profiles"].items():
+        measured = {
+            "hope_aligned_wins": result["metrics"]["hope"]["aligned_vs_degraded"]["pooled"][
+                "share_wins"
+            ],
+            "information_preservation_aligned_wins": result["metrics"]["information_preservation"][
+                "aligned_vs_degraded"
+            ]["pooled"]["share_wins"],
+            "oracle_accuracy_min": result["information_preservation_controls"]["oracle"][
+                "accuracy"
+            ],
+            "no_context_accuracy_max": result["information_preservation_controls"]["no_context"][
+                "accuracy"
+            ],
+        }
+        out[profile] = {}
+        for name, value in measured.items():
+            goal = goals[name]
+            if value is None:
+                out[profile][name] = {"value": None, "target": goal, "met": False}
+                continue
+            gap = value - goal if not name.endswith("_max") else goal - value
+            out[profile][name] = {"value": value, "target": goal, "met": gap >= 0, "gap": gap}
+    return out
 
 
 def _names(value: str) -> list[str]:
@@ -395,7 +488,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-chars", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "validity.json")
+    parser.add_argument(
+        "--table", action="store_true", help="print the README tables of --out and exit"
+    )
     args, overrides = parser.parse_known_args(argv)
+    if args.table:
+        import json
+
+        report = json.loads(args.out.read_text(encoding="utf-8"))
+        print(render_table(report))
+        print(json.dumps(targets(report), indent=2))
+        return 0
     unknown = [o for o in overrides if o.startswith("-")]
     if unknown:
         parser.error(f"unrecognised options: {unknown}")
