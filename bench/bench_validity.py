@@ -257,6 +257,7 @@ def git_commit() -> str:
 
 
 async def run(args: argparse.Namespace, overrides: list[str]) -> None:
+    args.commit = git_commit()  # the code measured: later commits must not relabel this run
     with tempfile.TemporaryDirectory(prefix="hope-validity-") as scratch:
         docs = load_documents(
             args.domains, args.per_domain, args.max_chars, args.seed, Path(scratch)
@@ -328,7 +329,7 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
     report = {
         "benchmark": "validity (issue 11)",
         "complete": complete,
-        "commit": git_commit(),
+        "commit": args.commit,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "wall_time_s": time.perf_counter() - started,
         "models": {
