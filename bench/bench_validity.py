@@ -477,6 +477,53 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+TARGET_LABELS = {
+    "hope_aligned_wins": ("HOPE ranks aligned above the degraded chunking", "≥"),
+    "information_preservation_aligned_wins": ("ζ_inf ranks aligned above the degraded one", "≥"),
+    "oracle_accuracy_min": ("ζ_inf oracle accuracy", "≥"),
+    "no_context_accuracy_max": ("ζ_inf no-context accuracy", "≤"),
+}
+README_START = "<!-- validity-table:start -->"
+README_END = "<!-- validity-table:end -->"
+
+
+def render_targets(report: dict[str, Any]) -> str:
+    lines = []
+    for name, (label, sign) in TARGET_LABELS.items():
+        parts = []
+        for profile, result in targets(report).items():
+            row = result[name]
+            if row["value"] is None:
+                parts.append(f"{profile}: undefined")
+                continue
+            verdict = "met" if row["met"] else f"missed by {abs(row['gap']):.2f}"
+            parts.append(f"{profile} {row['value']:.2f} ({verdict})")
+        goal = report["targets"][name]
+        lines.append(f"- {label} (target {sign} {goal:.2f}): " + "; ".join(parts) + ".")
+    return "\n".join(lines)
+
+
+def rewrite_readme(report: dict[str, Any], readme: Path) -> None:
+    """Replace the README's block between the validity-table markers with the tables of report."""
+    from hope.io import write_atomic
+
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"{readme} has no {README_START} ... {README_END} block")
+    done = sum(1 for _ in report["documents"])
+    scored = max((r["documents"] for r in report["profiles"].values()), default=0)
+    status = (
+        f"Measured at commit `{report['commit'][:7]}` on {report['machine']['cpus']} CPUs "
+        f"({report['machine']['platform']})"
+        + ("." if report["complete"] else f"; **partial: {scored} of {done} documents**.")
+    )
+    block = "\n".join(
+        [README_START, status, "", render_table(report), render_targets(report), README_END]
+    )
+    write_atomic(readme, text[:start] + block + text[end + len(README_END) :])
+
+
 def _names(value: str) -> list[str]:
     return [v for v in value.split(",") if v]
 
@@ -492,13 +539,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--table", action="store_true", help="print the README tables of --out and exit"
     )
+    parser.add_argument(
+        "--readme", action="store_true", help="rewrite README.md's validity tables from --out"
+    )
     args, overrides = parser.parse_known_args(argv)
-    if args.table:
+    if args.table or args.readme:
         import json
 
         report = json.loads(args.out.read_text(encoding="utf-8"))
+        if args.readme:
+            rewrite_readme(report, REPO / "README.md")
         print(render_table(report))
-        print(json.dumps(targets(report), indent=2))
+        print(render_targets(report))
         return 0
     unknown = [o for o in overrides if o.startswith("-")]
     if unknown:
