@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-repro bench-labelled clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-repro bench-labelled bench-validity clean-cache
 
 setup: $(STAMP)
 
@@ -71,6 +71,12 @@ BENCH_LABELLED_ARGS ?= --profiles paper,robust --max-chars 120000 --exclude sema
 	--exclude-reason "left out for time: on 2 shared cores, chunking chatlogs (40 kB, the smallest corpus) with mpnet had not finished after 5 minutes; pubmed is 12 times larger"
 bench-labelled: setup
 	$(BIN)/python bench/bench_labelled.py $(BENCH_LABELLED_ARGS)
+
+# Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
+# paper and robust profiles: bench/results/validity.json (README "Validity"). Pass models with
+# ARGS, e.g. make bench-validity ARGS="llm=vllm llm.base_url=http://gpu:8000/v1".
+bench-validity: setup
+	$(BIN)/python bench/bench_validity.py $(ARGS)
 
 clean-cache:
 	rm -rf .cache/hope

@@ -2,7 +2,8 @@
 
 ``paper`` follows section 3 of the paper; where the paper is silent (how many statements, questions
 or segments) it takes the published code's counts. ``reference`` reproduces the published code's
-choices listed in ../shared/notes/reference-implementation.md.
+choices listed in ../shared/notes/reference-implementation.md. ``robust`` goes beyond the paper:
+measures against a small model's biases, kept where the validity benchmark shows they help.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ class ConceptUnitySettings(_Settings):
 class SemanticIndependenceSettings(_Settings):
     n_questions: int = Field(default=5, ge=1)
     top_k: int = Field(default=3, ge=0)
+    exclude_focus: bool = Field(
+        default=False,
+        description="P_q from the other passages only (published code); false: the top-k of all "
+        "passages, p* included when it is among them (paper, section 3.3)",
+    )
     question_temperature: float = Field(default=0.7, ge=0)
     answer_temperature: float = Field(default=0.0, ge=0)
     failed_answer: Literal["exclude", "zero"] = "exclude"
@@ -40,6 +46,11 @@ class InformationPreservationSettings(_Settings):
     generation_temperature: float = Field(default=0.7, ge=0)
     choice_temperature: float = Field(default=0.0, ge=0)
     choice_retry_temperatures: list[float] = Field(default_factory=list)
+    position_debiasing: bool = Field(
+        default=False,
+        description="beyond the paper: ask the choice again with the options in reverse order and "
+        "count a segment right only if both answers are right",
+    )
 
 
 class AggregationSettings(_Settings):

@@ -19,7 +19,7 @@ def options(group):
 
 
 def test_groups_are_present():
-    assert options("hope") == ["paper", "reference"]
+    assert options("hope") == ["paper", "reference", "robust"]
     assert {"embedded", "openai", "vllm", "ollama", "llamacpp_server"} <= set(options("llm"))
     assert {"minilm", "openai", "hashing", "sentence_transformers"} <= set(options("embedder"))
 

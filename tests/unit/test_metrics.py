@@ -207,10 +207,11 @@ def test_reference_profile_refuses_a_single_passage():
 
 
 def test_single_passage_under_the_paper_profile_is_trivially_independent():
-    # P_q is empty, so LLM(q, p*, P_q) is the very request LLM(q, p*): same answer, θ = 1
+    # P_q = {p*} (the top-k of all passages), so the context {p*} ∪ P_q is p* alone and
+    # LLM(q, p*, P_q) is the very request LLM(q, p*): same answer, θ = 1
     result, client = run(paper(), passages=P[:1])
     si = result.passages[0]["semantic_independence"]
-    assert si["questions"][0]["retrieved"] == []
+    assert si["questions"][0]["retrieved"] == ["0"]
     assert si["score"] == pytest.approx(1.0)
     answer_requests = [r for r in client.requests if "Question:" in user_text(r)]
     # Both answers are asked concurrently; identical requests, so the second waits for the first.

@@ -7,6 +7,8 @@ Metric card.
   ζ_con (eq. 3) is the mean over the focus passages.
 - Reference profile (the authors' code): question/answer pairs, critic-filtered, mean θ of the
   questions to their centroid.
+- S is a set (eq. 2): statements equal after normalisation count once and the duplicates are
+  counted in the evidence, so a model that repeats one statement cannot score a perfect unity.
 
 Eq. 2 on three statement vectors: two point the same way, one is orthogonal to both, so θ is 1
 for 5 of the 9 ordered pairs (the diagonal included) and 0 for the other 4:
@@ -54,8 +56,9 @@ class ConceptUnity:
         evidence: dict[str, Any] = {"score": None, "raw": None, "status": "ok", "reason": None}
         try:
             if self.cfg.method == "statements":
-                items = await self._statements(passage)
+                items, duplicates = scoring.distinct_texts(await self._statements(passage))
                 evidence["statements"] = items
+                evidence["duplicate_statements"] = duplicates
             else:
                 items, pairs, kept = await self._critic_filtered_questions(passage)
                 evidence["qa_pairs"] = pairs
@@ -63,7 +66,8 @@ class ConceptUnity:
                 evidence["questions"] = items
             if len(items) < self.cfg.min_items:
                 raise LLMCallError(
-                    f"{len(items)} usable item(s), fewer than min_items={self.cfg.min_items}",
+                    f"{len(items)} distinct usable item(s), fewer than "
+                    f"min_items={self.cfg.min_items}",
                     attempts=0,
                 )
             vectors = await self.ctx.embed(items)

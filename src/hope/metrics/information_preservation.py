@@ -8,6 +8,8 @@ Metric card.
   if a = s_t else 0.
 - Segment sampling and quadruples depend only on the document, so every chunker of the same
   document is tested on the same facts.
+- With ``position_debiasing`` (robust profile, beyond the paper) the choice is asked again with
+  the options in reverse order, and a segment counts only if both answers are right.
 
 Eq. 9: three of four true statements picked:
 
@@ -34,7 +36,6 @@ one choice per segment:
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,15 +95,32 @@ def sample_segments(
     return segments
 
 
-def _normalised(text: str) -> str:
-    return re.sub(r"\W+", " ", text).strip().lower()
-
-
 def require_distinct_statements(value: QuadrupleResponse) -> None:
     """Four equal or near-equal options leave no right answer: regenerate such a quadruple."""
     statements = [value.true_statement, *value.false_statements]
-    if len({_normalised(s) for s in statements}) < len(statements):
+    if len({scoring.normalised_text(s) for s in statements}) < len(statements):
         raise ValueError("the quadruple's four statements are not distinct")
+
+
+@dataclass(frozen=True)
+class Quadruple:
+    """One segment's test item: its statements, the seeded option order and the answer key."""
+
+    identity: tuple[Any, ...]
+    true_statement: str
+    false_statements: tuple[str, ...]
+    order: tuple[int, ...]
+
+    def options(self, reverse: bool = False) -> dict[str, str]:
+        """Letters to statements; ``reverse`` lists the same order backwards, which moves the true
+        statement to another letter (position i -> 3 - i) and so exposes a favourite letter."""
+        statements = [self.true_statement, *self.false_statements]
+        order = self.order[::-1] if reverse else self.order
+        return {LETTERS[pos]: statements[src] for pos, src in enumerate(order)}
+
+    def answer_key(self, reverse: bool = False) -> str:
+        order = self.order[::-1] if reverse else self.order
+        return LETTERS[order.index(0)]
 
 
 class InformationPreservation:
@@ -119,6 +137,58 @@ class InformationPreservation:
             seed=self.ctx.seed(NAME, "segments", text_digest(document)),
             language=self.ctx.settings.language,
         )
+
+    def identity(self, document: str, segment: Segment) -> tuple[Any, ...]:
+        identity: tuple[Any, ...] = (text_digest(document), segment.start, segment.end)
+        # With replacement the same window can be drawn twice; the draw number keeps them apart.
+        return (*identity, segment.draw) if self.cfg.replace else identity
+
+    async def quadruple(self, document: str, segment: Segment) -> Quadruple:
+        """LLM(d) -> {s_t, s_f1, s_f2, s_f3} and the seeded shuffle of the options."""
+        identity = self.identity(document, segment)
+        quad = await self.ctx.ask(
+            self.ctx.prompt("quadruple_generation"),
+            QuadrupleResponse,
+            temperature=self.cfg.generation_temperature,
+            seed=self.ctx.seed(NAME, "quadruple", *identity),
+            validate=require_distinct_statements,
+            segment=segment.text,
+        )
+        rng = np.random.default_rng(self.ctx.seed(NAME, "options", *identity))
+        return Quadruple(
+            identity=identity,
+            true_statement=quad.value.true_statement.strip(),
+            false_statements=tuple(s.strip() for s in quad.value.false_statements),
+            order=tuple(int(i) for i in rng.permutation(4)),
+        )
+
+    async def judge(self, quad: Quadruple, context: list[str]) -> list[dict[str, Any]]:
+        """LLM(s, context) -> a: one choice per option order (two with position debiasing)."""
+        orders = (False, True) if self.cfg.position_debiasing else (False,)
+        rendered = format_passages(context) if context else "(no passages)"
+        choices = []
+        for reverse in orders:
+            options = quad.options(reverse)
+            choice = await self.ctx.ask(
+                self.ctx.prompt("truth_choice"),
+                ChoiceResponse,
+                temperature=self.cfg.choice_temperature,
+                seed=self.ctx.seed(NAME, "choice", *quad.identity),
+                retry_temperatures=self.cfg.choice_retry_temperatures or None,
+                context=rendered,
+                options="\n".join(f"{k}. {v}" for k, v in options.items()),
+            )
+            key = quad.answer_key(reverse)
+            choices.append(
+                {
+                    "order": "reversed" if reverse else "seeded",
+                    "options": options,
+                    "answer_key": key,
+                    "choice": choice.value.choice,
+                    "correct": choice.value.choice == key,
+                }
+            )
+        return choices
 
     async def score_segment(
         self,
@@ -140,46 +210,24 @@ class InformationPreservation:
             "answer_key": None,
             "retrieved": None,
             "choice": None,
+            "choices": None,
             "correct": None,
             "status": "ok",
             "reason": None,
         }
-        # With replacement the same window can be drawn twice; the draw number keeps them apart.
-        identity = [text_digest(document), segment.start, segment.end]
-        if self.cfg.replace:
-            identity.append(segment.draw)
         try:
-            quad = await self.ctx.ask(
-                self.ctx.prompt("quadruple_generation"),
-                QuadrupleResponse,
-                temperature=self.cfg.generation_temperature,
-                seed=self.ctx.seed(NAME, "quadruple", *identity),
-                validate=require_distinct_statements,
-                segment=segment.text,
-            )
-            true = quad.value.true_statement.strip()
-            false = [s.strip() for s in quad.value.false_statements]
-            record["true_statement"], record["false_statements"] = true, false
-            rng = np.random.default_rng(self.ctx.seed(NAME, "options", *identity))
-            order = rng.permutation(4).tolist()
-            statements = [true, *false]
-            options = {LETTERS[pos]: statements[src] for pos, src in enumerate(order)}
-            answer_key = LETTERS[order.index(0)]
-            record["options"], record["answer_key"] = options, answer_key
-            true_vector = await self.ctx.embed([true])
+            quad = await self.quadruple(document, segment)
+            record["true_statement"] = quad.true_statement
+            record["false_statements"] = list(quad.false_statements)
+            record["options"], record["answer_key"] = quad.options(), quad.answer_key()
+            true_vector = await self.ctx.embed([quad.true_statement])
             retrieved = scoring.top_k_indices(true_vector[0], passage_vectors, self.cfg.top_k)
             record["retrieved"] = [passage_ids[i] for i in retrieved]
-            choice = await self.ctx.ask(
-                self.ctx.prompt("truth_choice"),
-                ChoiceResponse,
-                temperature=self.cfg.choice_temperature,
-                seed=self.ctx.seed(NAME, "choice", *identity),
-                retry_temperatures=self.cfg.choice_retry_temperatures or None,
-                context=format_passages([passages[i] for i in retrieved]),
-                options="\n".join(f"{k}. {v}" for k, v in options.items()),
-            )
-            record["choice"] = choice.value.choice
-            record["correct"] = choice.value.choice == answer_key
+            choices = await self.judge(quad, [passages[i] for i in retrieved])
+            record["choices"] = choices
+            record["choice"] = choices[0]["choice"]
+            # Debiased: right only if right under every order, so a favourite letter scores 0.
+            record["correct"] = all(c["correct"] for c in choices)
         except LLMCallError as exc:
             record["status"] = "failed"
             record["reason"] = exc.reason
@@ -219,9 +267,12 @@ def segment_count(settings: HopeSettings, n_sentences: int) -> int:
 def planned_requests(
     settings: HopeSettings, *, focus: int, passages: int, segments: int
 ) -> list[PlannedRequest]:
-    """A quadruple per segment (the same for every chunking), then a choice among its four."""
-    n, retrieved = segments, min(settings.information_preservation.top_k, passages)
+    """A quadruple per segment (the same for every chunking), then a choice among its four
+    (asked twice, in two option orders, under ``position_debiasing``)."""
+    cfg = settings.information_preservation
+    n, retrieved = segments, min(cfg.top_k, passages)
+    choices = n * (2 if cfg.position_debiasing else 1)
     return [
         PlannedRequest("quadruple_generation", QuadrupleResponse, n, segments=1, per_document=True),
-        PlannedRequest("truth_choice", ChoiceResponse, n, passages=retrieved, statements=4),
+        PlannedRequest("truth_choice", ChoiceResponse, choices, passages=retrieved, statements=4),
     ]

@@ -7,6 +7,7 @@ values. Embedding inputs may be any real vectors; cosine similarity normalises t
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -24,6 +25,29 @@ def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a = np.divide(a, na, out=np.zeros_like(a), where=na > 0)
     b = np.divide(b, nb, out=np.zeros_like(b), where=nb > 0)
     return np.clip(a @ b.T, -1.0, 1.0)
+
+
+def normalised_text(text: str) -> str:
+    """Lower case, punctuation and runs of whitespace folded: "The cat." equals "the  cat"."""
+    return re.sub(r"\W+", " ", text).strip().lower()
+
+
+def distinct_texts(texts: Sequence[str]) -> tuple[list[str], int]:
+    """The set of eq. 2 (S) and of the questions Q: first occurrences of the non-empty texts that
+    differ after :func:`normalised_text`, in order, and how many duplicates were dropped."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    duplicates = 0
+    for text in texts:
+        key = normalised_text(text)
+        if not key:
+            continue
+        if key in seen:
+            duplicates += 1
+            continue
+        seen.add(key)
+        kept.append(text.strip())
+    return kept, duplicates
 
 
 def concept_unity_pairwise(statement_vectors: np.ndarray) -> float:

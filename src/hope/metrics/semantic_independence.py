@@ -5,10 +5,13 @@ Metric card.
   from the focus passage alone (a*) and with the k most similar other passages added (a) are
   semantically identical.
 - Procedure per focus passage p*: LLM(p*) -> Q; for each q: a* = LLM(q, p*), a = LLM(q, p*, P_q)
-  where P_q are the top-k other passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0;
+  where P_q are the top-k passages by θ(q, p); ζ̄ = mean_q θ(a*, a), negatives set to 0;
   ζ_sem (eq. 6) is the mean over the focus passages.
 - a* and a are asked with the same seed, so at a non-zero answer temperature only the context
   differs.
+- Questions are de-duplicated on normalised text (a set). Paper: P_q is the top-k of all
+  passages, so p* may be among them (the context is then {p*} ∪ P_q, p* once);
+  ``exclude_focus`` (the published code) takes P_q from the other passages only.
 
 Eq. 5 for two questions: the first pair of answers agrees (θ = 1), the second is 45° apart
 (θ = cos 45° ≈ 0.7071), so ζ̄ = (1 + 0.7071) / 2:
@@ -84,7 +87,8 @@ class SemanticIndependence:
                 n=self.cfg.n_questions,
                 passage=focus,
             )
-            questions = [q.strip() for q in response.value.questions if q.strip()]
+            questions, duplicates = scoring.distinct_texts(response.value.questions)
+            evidence["duplicate_questions"] = duplicates
             if not questions:
                 raise LLMCallError("no usable question generated", attempts=0)
             question_vectors = await self.ctx.embed(questions)
@@ -116,7 +120,10 @@ class SemanticIndependence:
         passage_ids: list[str],
     ) -> dict[str, Any]:
         retrieved = scoring.top_k_indices(
-            question_vector, passage_vectors, self.cfg.top_k, exclude=[index]
+            question_vector,
+            passage_vectors,
+            self.cfg.top_k,
+            exclude=[index] if self.cfg.exclude_focus else (),
         )
         record: dict[str, Any] = {
             "question": question,
@@ -130,7 +137,7 @@ class SemanticIndependence:
         focus = passages[index]
         prompt = self.ctx.prompt("answer_question")
         seed = self.ctx.seed(NAME, "answer", text_digest(focus), question)
-        contexts = ([focus], [focus] + [passages[i] for i in retrieved])
+        contexts = ([focus], [focus] + [passages[i] for i in retrieved if i != index])
         results = await asyncio.gather(
             *(
                 self.ctx.ask(

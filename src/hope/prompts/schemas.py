@@ -1,7 +1,10 @@
 """Response schemas of the prompts, sent as JSON schema and validated with pydantic.
 
 Array lengths are fixed by the schema (minItems = maxItems) and strings are bounded, so a
-grammar-constrained backend such as llama.cpp cannot ramble past max_tokens.
+grammar-constrained backend such as llama.cpp cannot ramble past max_tokens. A string that is empty
+after stripping whitespace fails validation: the client then regenerates with a derived seed, and
+an answer that stays empty is a recorded failure instead of an empty statement, question or answer
+being scored.
 """
 
 from __future__ import annotations
@@ -9,13 +12,17 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 MAX_STATEMENT_CHARS = 200
 MAX_ANSWER_CHARS = 300
 
-Statement = Annotated[str, Field(min_length=1, max_length=MAX_STATEMENT_CHARS)]
-Answer = Annotated[str, Field(max_length=MAX_ANSWER_CHARS)]
+Statement = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_STATEMENT_CHARS)
+]
+Answer = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ANSWER_CHARS)
+]
 
 
 class _Strict(BaseModel):
