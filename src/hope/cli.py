@@ -49,6 +49,9 @@ def _score(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hope", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    from hope.labelled.cli import add_labelled_command
+
+    add_labelled_command(sub)
     score = sub.add_parser(
         "score",
         help="score one document's passages with HOPE",
