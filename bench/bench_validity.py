@@ -39,6 +39,7 @@ from hope.metrics.context import EvalContext
 from hope.metrics.information_preservation import InformationPreservation
 from hope.models.factory import build_from_config, compose_config
 from hope.models.llm import LLMCallError, Usage, usage_scope
+from hope.result import _nan_to_none
 from hope.stages.download import run_download
 from hope.stages.prepare import select_documents
 from hope.validity import stats
@@ -98,16 +99,6 @@ def load_documents(domains: list[str], per_domain: int, max_chars: int, seed: in
             )
         by_domain[domain] = chosen
     return [doc for group in zip(*by_domain.values(), strict=True) for doc in group]
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_nan_to_none(v) for v in value]
-    return value
 
 
 async def controls(ip: InformationPreservation, document: str) -> dict[str, Any]:
