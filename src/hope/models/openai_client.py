@@ -106,6 +106,18 @@ class BackendError(RuntimeError):
         )
 
 
+def backend_error_in(exc: BaseException | None) -> BackendError | None:
+    """The BackendError behind ``exc`` (itself, or in its chain of causes), if any: libraries
+    such as instructor and ragas wrap the errors of the client they call."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, BackendError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def error_reason(exc: BaseException, limit: int = 300) -> str:
     """A one-line description of a failed request: status or exception type, then the message."""
     status = getattr(exc, "status_code", None)
