@@ -155,8 +155,9 @@ def test_preflight_stops_the_run_naming_url_and_model(
     assert cached(files[2]) == ([], [])
 
 
-def test_a_closed_port_stops_the_run(files, capsys, no_backoff):
-    url = closed_port_url()
+@pytest.mark.parametrize("where", ["closed port", "unknown host"])
+def test_an_unreachable_backend_stops_the_run(files, where, capsys, no_backoff):
+    url = closed_port_url() if where == "closed port" else "http://hope-no-such-host.invalid/v1"
     code, out = run_score(files, url)
     err = capsys.readouterr().err
     assert code == BACKEND_EXIT_CODE
