@@ -146,13 +146,17 @@ def test_preflight_stops_the_run_naming_url_and_model(
             server.status = status
         code, out = run_score(files, server.base_url, key_env="HOPE_TEST_KEY")
         sent = (server.preflights, server.requests)
+        failed, written = cached(files[2]), out.exists()
+        server.status, server.api_key, server.models = None, None, None  # the user fixes it
+        fixed_code, _ = run_score(files, server.base_url, key_env="HOPE_TEST_KEY")
     err = capsys.readouterr().err
     assert code == BACKEND_EXIT_CODE
     assert server.base_url in err and MODEL in err and f"HTTP {status}" in err
     assert KEY not in err and "sk-tes" not in err
-    assert not out.exists()
+    assert not written
     assert sent == (2 if status == 500 else 1, 0)  # preflight only (500: retried once)
-    assert cached(files[2]) == ([], [])
+    assert failed == ([], [])
+    assert fixed_code == 0 and json.loads(out.read_text())["failures"] == []
 
 
 @pytest.mark.parametrize("where", ["closed port", "unknown host"])

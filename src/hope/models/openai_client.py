@@ -62,8 +62,6 @@ def classify_error(exc: BaseException) -> ErrorKind:
     reset) and HTTP 401, 403, 404, 407. Transient: timeouts, 408, 409, 425, 429, 5xx. Content:
     any other HTTP status (400, 413, 422...) and anything else raised while sending.
     """
-    import openai
-
     if isinstance(exc, BackendError | MissingEndpointError):
         return "fatal"
     if isinstance(exc, openai.APITimeoutError):
