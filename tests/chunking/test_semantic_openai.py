@@ -29,6 +29,8 @@ def test_openai_provider_batches_sorts_and_normalises(monkeypatch):
         return clients[-1]
 
     monkeypatch.setenv("OPENAI_API_KEY", "k")
+    # The one-text preflight request is covered in tests/unit; here only the batching is checked.
+    monkeypatch.setenv("HOPE_PREFLIGHT", "0")
     monkeypatch.setattr(openai, "OpenAI", make_client)
     settings = SemanticSettings(provider="openai", model="text-embedding-3-small", batch_size=2)
     embeddings = _openai_embeddings(settings)
