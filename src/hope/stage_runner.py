@@ -103,14 +103,18 @@ def run_rag_stage(
     compute: Callable[[argparse.Namespace, RagConfig, str, ResponseCache], StageOutput],
     errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError),
 ) -> int:
-    """A RAG stage's ``main``: options ``paths`` and the shared ones (params, RAG config folder,
-    response cache, progress), then ``compute(args, config, profile, cache)`` under run_stage."""
+    """A RAG stage's ``main``: options ``paths`` and the shared ones (params, response cache,
+    progress), then ``compute(args, config, profile, cache)`` under run_stage."""
     from hope.models.factory import open_cache
-    from hope.rag.config import DEFAULT_CONF_DIR, load_rag_config
+    from hope.rag.config import load_rag_config
 
     parser = stage_parser(doc, **paths)
-    parser.add_argument("--params", type=Path, help="params.yaml: its 'rag' section and profile")
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--params",
+        type=Path,
+        default=Path("params.yaml"),
+        help="its 'rag' section (composed by Hydra, see conf/dvc_params.yaml) and corpora.profile",
+    )
     parser.add_argument(
         "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
     )
@@ -118,7 +122,7 @@ def run_rag_stage(
     args = parser.parse_args(argv)
 
     def run() -> StageOutput:
-        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+        config, profile = load_rag_config(args.params)
         return compute(args, config, profile, open_cache(args.cache))
 
     return run_stage(name, run, errors)

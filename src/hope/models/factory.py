@@ -153,9 +153,11 @@ def build_from_config(cfg) -> tuple[Any, Any, Any]:
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from hope.settings import HopeSettings
+    from hope.settings import HopeSettings, validated
 
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    settings = validated(
+        HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "config", "hope"
+    )
     cache = open_cache(cfg.cache.path)
     llm = instantiate(cfg.llm, cache=cache)
     embedder = instantiate(cfg.embedder, cache=cache)

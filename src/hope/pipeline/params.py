@@ -22,6 +22,7 @@ import yaml
 
 from hope.io import write_atomic
 from hope.pipeline import CONF_DIR, REPO_ROOT
+from hope.pipeline.schema import validate_params
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
@@ -38,7 +39,8 @@ HEADER = """\
 def compose_params(
     overrides: Sequence[str] = (), conf_dir: str | Path = CONF_DIR
 ) -> dict[str, Any]:
-    """The params.yaml sections from ``conf/dvc_params.yaml`` with Hydra ``overrides``."""
+    """The params.yaml sections from ``conf/dvc_params.yaml`` with Hydra ``overrides``, validated
+    (``hope.pipeline.schema.Params``: a bad or missing key is a ConfigError naming it)."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
@@ -49,10 +51,9 @@ def compose_params(
         cfg = compose(CONFIG_NAME, overrides=list(overrides))
     composed = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(composed, dict)
-    missing = [name for name in SECTIONS if name not in composed]
-    if missing:
-        raise ValueError(f"conf/{CONFIG_NAME}.yaml composes no {', '.join(missing)}")
-    return {name: composed[name] for name in SECTIONS}
+    params = {name: composed[name] for name in SECTIONS if name in composed}
+    validate_params(params, f"conf/{CONFIG_NAME}.yaml")
+    return params
 
 
 class _Dumper(yaml.SafeDumper):

@@ -206,6 +206,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
     from hope.evaluate import HopeEvaluator
     from hope.models.factory import build_from_config
+    from hope.pipeline.schema import validate_run_config
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import (
         SCORE_COLUMNS,
@@ -215,6 +216,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         write_score_outputs,
     )
 
+    validate_run_config(_plain(cfg))
     started = time.perf_counter()
     timings: dict[str, float] = {}
     out = job_output_dir(output_dir)
