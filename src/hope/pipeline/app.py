@@ -25,7 +25,3 @@ def main(cfg: DictConfig) -> float:
     for name in ("httpx", "httpx2"):
         logging.getLogger(name).setLevel(logging.WARNING)
     return run(cfg)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """``params.yaml`` generated from ``conf/``: one source for ``hope-run`` and the DVC pipeline.
 
-    python -m hope.pipeline.params                     # (make params) rewrite params.yaml
-    python -m hope.pipeline.params experiment=mirror   # any Hydra override of conf/dvc_params.yaml
-    python -m hope.pipeline.params --check             # exit 1 if params.yaml is out of date
+    make params                          # rewrite params.yaml (python -m hope.pipeline.params)
+    make params ARGS=experiment=mirror   # any Hydra override of conf/dvc_params.yaml
+    make params ARGS=--check             # exit 1 if params.yaml is out of date
 
 ``conf/dvc_params.yaml`` composes the groups ``hope-run`` uses (common, corpus, llm, embedder,
 experiment) and derives the sections the stages read from them. DVC composes the same file for
@@ -84,9 +84,7 @@ def read_params(path: str | Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m hope.pipeline.params", description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="make params", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--output", type=Path, default=REPO_ROOT / "params.yaml", help="default: params.yaml"
     )
@@ -105,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         from omegaconf.errors import OmegaConfBaseException
 
         if isinstance(exc, HydraException | OmegaConfBaseException | ValueError):
-            print(f"hope-params: configuration error: {exc}", file=sys.stderr)
+            print(f"make params: configuration error: {exc}", file=sys.stderr)
             return 2
         raise
     if args.check:
