@@ -127,17 +127,9 @@ def load_profile(name: str, **overrides) -> HopeSettings:
     Nested overrides merge: ``load_profile("reference", concept_unity={"n_items": 2})`` keeps
     the reference profile's other concept-unity settings.
     """
-    from importlib import resources
-
     from omegaconf import OmegaConf
 
-    resource = resources.files("hope.conf").joinpath("hope", f"{name}.yaml")
-    if not resource.is_file():
-        available = sorted(
-            p.name.removesuffix(".yaml")
-            for p in resources.files("hope.conf").joinpath("hope").iterdir()
-            if p.name.endswith(".yaml")
-        )
-        raise ValueError(f"unknown HOPE profile {name!r}; available: {available}")
-    profile = OmegaConf.create(resource.read_text(encoding="utf-8"))
-    return HopeSettings(**OmegaConf.to_container(OmegaConf.merge(profile, overrides), resolve=True))
+    from hope.models.factory import packaged_config
+
+    merged = OmegaConf.merge(packaged_config("hope", name), overrides)
+    return validated(HopeSettings, OmegaConf.to_container(merged, resolve=True), name, "hope")

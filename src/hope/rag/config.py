@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hope.models.factory import ModelEndpoint, llm_endpoint
+from hope.models.factory import ModelEndpoint, llm_endpoint, packaged_config
 from hope.settings import ConfigError, validated
 from hope.stage_runner import read_params
 
@@ -127,10 +126,10 @@ def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
     """Flat ``build_llm`` keyword arguments: the packaged preset with the overrides applied."""
     preset = OmegaConf.create()
     if role.preset is not None:
-        resource = resources.files("hope.conf").joinpath("llm", f"{role.preset}.yaml")
-        if not resource.is_file():
-            raise RagConfigError(f"{what}.preset: no packaged LLM config named {role.preset!r}")
-        preset = OmegaConf.create(resource.read_text(encoding="utf-8"))
+        try:
+            preset = packaged_config("llm", role.preset)
+        except ValueError as exc:
+            raise RagConfigError(f"{what}.preset: {exc}") from None
     # Presets may read base URLs from the environment (${oc.env:...}).
     config = OmegaConf.to_container(OmegaConf.merge(preset, role.overrides), resolve=True)
     config.pop("_target_", None)  # type: ignore[union-attr]
