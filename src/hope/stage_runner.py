@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hope.cache import ResponseCache
-from hope.io import json_text, read_jsonl, read_text, write_atomic
+from hope.io import json_text, read_jsonl, write_atomic
 
 # The files one stage writes and the next reads (dvc.yaml names the same paths).
 DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
@@ -32,16 +32,6 @@ def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
     for name, default in paths.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=Path, default=default)
     return parser
-
-
-def read_params(path: Path) -> dict[str, Any]:
-    """A params YAML file (params.yaml) as a mapping; errors name the file."""
-    import yaml
-
-    params = yaml.safe_load(read_text(path, "params file")) or {}
-    if not isinstance(params, dict):
-        raise ValueError(f"params file {path}: expected a mapping")
-    return params
 
 
 def read_records(

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from hope.io import write_atomic
+from hope.io import read_params, write_atomic
 from hope.pipeline import CONF_DIR, REPO_ROOT
 from hope.pipeline.schema import validate_params
 
@@ -77,10 +77,6 @@ def render(params: dict[str, Any], overrides: Sequence[str] = ()) -> str:
         for name, value in params.items()
     ]
     return HEADER.format(args=args) + "\n" + "\n".join(blocks)
-
-
-def read_params(path: str | Path) -> dict[str, Any]:
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,9 +10,9 @@ from typing import Any, Literal
 from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from hope.io import read_params
 from hope.models.factory import ModelEndpoint, llm_endpoint, packaged_config
 from hope.settings import ConfigError, validated
-from hope.stage_runner import read_params
 
 METRIC_NAMES = (
     "answer_correctness",
