@@ -137,21 +137,3 @@ def ragas_models(
     )
     embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
     return llm, caching, embeddings
-
-
-# --- the paper outputs ---------------------------------------------------------------------------
-
-
-def add_mlflow_args(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--mlflow", action="store_true", help=f"log {what} to MLflow")
-    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
-
-
-def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> None:
-    """With ``--mlflow``: log ``folder`` (the paper outputs) to an MLflow run and say which."""
-    if not args.mlflow:
-        return
-    from hope.analysis.tracking import log_outputs_to_mlflow
-
-    run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id)
-    print(f"{stage}: logged {folder} to MLflow run {run_id}")
