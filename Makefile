@@ -43,9 +43,10 @@ format: setup
 	$(BIN)/ruff format src tests bench
 
 # params.yaml is generated from conf/ (conf/dvc_params.yaml): edit conf/, then `make params`.
+# ARGS=--check: exit 1 if params.yaml is stale; ARGS="experiment=mirror": any Hydra override.
 # Needs .venv (make setup) but not the setup target, so that it never reinstalls anything.
 params:
-	$(BIN)/python -m hope.pipeline.params
+	$(BIN)/python -m hope.pipeline.params $(ARGS)
 
 # The whole default (sample) experiment: `dvc repro` of every stage (corpora -> Table 1 -> chunks ->
 # HOPE -> BLEU -> questions -> RAG -> RAGAS -> paper_figures/). HOPE is scored once: the hope stage

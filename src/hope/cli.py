@@ -1,6 +1,7 @@
 """The ``hope`` command line.
 
     hope score --document doc.txt --passages passages.jsonl [--output result.json] [overrides...]
+    hope labelled --corpus corpus.md --questions questions.jsonl --passages passages.jsonl
 
 Overrides are Hydra overrides of the packaged ``score`` config, e.g. ``hope=reference``,
 ``llm=vllm``, ``llm.base_url=http://gpu-box:8000/v1``, ``hope.seed=7``, ``embedder=hashing``.
@@ -92,7 +93,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hope: configuration error: {exc}", file=sys.stderr)
             return 2
         raise
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -48,6 +48,19 @@ def read_text(path: str | Path, what: str = "file") -> str:
         ) from exc
 
 
+def read_params(path: str | Path) -> dict[str, Any]:
+    """A params YAML file (params.yaml) as a mapping; errors name the file."""
+    import yaml
+
+    try:
+        params = yaml.safe_load(read_text(path, "params file")) or {}
+    except yaml.YAMLError as exc:
+        raise InputFileError(f"params file {path}: not valid YAML ({exc})") from exc
+    if not isinstance(params, dict):
+        raise InputFileError(f"params file {path}: expected a mapping")
+    return params
+
+
 def iter_json_objects(
     path: str | Path, what: str, expected: str = "a JSON object"
 ) -> Iterator[tuple[str, dict[str, Any]]]:

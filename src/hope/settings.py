@@ -8,9 +8,37 @@ measures against a small model's biases, kept where the validity benchmark shows
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ConfigError(ValueError):
+    """A composed configuration that does not validate; the message names every bad key."""
+
+
+def describe(error: ValidationError, prefix: str = "") -> str:
+    """pydantic's errors on one line, each as ``<dotted key>: <message>``."""
+    lines = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in (prefix, *item["loc"]) if part != "") or "settings"
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown setting"
+        lines.append(f"{where}: {message}")
+    return "; ".join(lines)
+
+
+def validated(model: type[M], data: Mapping[str, Any], what: str, prefix: str = "") -> M:
+    """``model`` validated from ``data``, or a :class:`ConfigError` naming ``what`` and each key
+    (dotted, under ``prefix``) that is wrong."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{what}: {describe(exc, prefix)}") from None
 
 
 class _Settings(BaseModel):
@@ -99,17 +127,9 @@ def load_profile(name: str, **overrides) -> HopeSettings:
     Nested overrides merge: ``load_profile("reference", concept_unity={"n_items": 2})`` keeps
     the reference profile's other concept-unity settings.
     """
-    from importlib import resources
-
     from omegaconf import OmegaConf
 
-    resource = resources.files("hope.conf").joinpath("hope", f"{name}.yaml")
-    if not resource.is_file():
-        available = sorted(
-            p.name.removesuffix(".yaml")
-            for p in resources.files("hope.conf").joinpath("hope").iterdir()
-            if p.name.endswith(".yaml")
-        )
-        raise ValueError(f"unknown HOPE profile {name!r}; available: {available}")
-    profile = OmegaConf.create(resource.read_text(encoding="utf-8"))
-    return HopeSettings(**OmegaConf.to_container(OmegaConf.merge(profile, overrides), resolve=True))
+    from hope.models.factory import packaged_config
+
+    merged = OmegaConf.merge(packaged_config("hope", name), overrides)
+    return validated(HopeSettings, OmegaConf.to_container(merged, resolve=True), name, "hope")

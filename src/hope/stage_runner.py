@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hope.cache import ResponseCache
-from hope.io import json_text, read_jsonl, read_text, write_atomic
+from hope.io import json_text, read_jsonl, write_atomic
 
 # The files one stage writes and the next reads (dvc.yaml names the same paths).
 DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
@@ -32,16 +32,6 @@ def stage_parser(doc: str, **paths: Path) -> argparse.ArgumentParser:
     for name, default in paths.items():
         parser.add_argument(f"--{name.replace('_', '-')}", type=Path, default=default)
     return parser
-
-
-def read_params(path: Path) -> dict[str, Any]:
-    """A params YAML file (params.yaml) as a mapping; errors name the file."""
-    import yaml
-
-    params = yaml.safe_load(read_text(path, "params file")) or {}
-    if not isinstance(params, dict):
-        raise ValueError(f"params file {path}: expected a mapping")
-    return params
 
 
 def read_records(
@@ -109,14 +99,18 @@ def run_rag_stage(
     compute: Callable[[argparse.Namespace, RagConfig, str, ResponseCache], StageOutput],
     errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError),
 ) -> int:
-    """A RAG stage's ``main``: options ``paths`` and the shared ones (params, RAG config folder,
-    response cache, progress), then ``compute(args, config, profile, cache)`` under run_stage."""
+    """A RAG stage's ``main``: options ``paths`` and the shared ones (params, response cache,
+    progress), then ``compute(args, config, profile, cache)`` under run_stage."""
     from hope.models.factory import open_cache
-    from hope.rag.config import DEFAULT_CONF_DIR, load_rag_config
+    from hope.rag.config import load_rag_config
 
     parser = stage_parser(doc, **paths)
-    parser.add_argument("--params", type=Path, help="params.yaml: its 'rag' section and profile")
-    parser.add_argument("--conf-dir", type=Path, default=DEFAULT_CONF_DIR)
+    parser.add_argument(
+        "--params",
+        type=Path,
+        default=Path("params.yaml"),
+        help="its 'rag' section (composed by Hydra, see conf/dvc_params.yaml) and corpora.profile",
+    )
     parser.add_argument(
         "--cache", help="response cache file (default $HOPE_CACHE or .cache/hope/cache.sqlite)"
     )
@@ -124,7 +118,7 @@ def run_rag_stage(
     args = parser.parse_args(argv)
 
     def run() -> StageOutput:
-        config, profile = load_rag_config(args.params, conf_dir=args.conf_dir)
+        config, profile = load_rag_config(args.params)
         return compute(args, config, profile, open_cache(args.cache))
 
     return run_stage(name, run, errors)
@@ -149,21 +143,3 @@ def ragas_models(
     )
     embeddings = models.ragas_embeddings(embedder or models.build_embedder(config, cache))
     return llm, caching, embeddings
-
-
-# --- the paper outputs ---------------------------------------------------------------------------
-
-
-def add_mlflow_args(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--mlflow", action="store_true", help=f"log {what} to MLflow")
-    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
-
-
-def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> None:
-    """With ``--mlflow``: log ``folder`` (the paper outputs) to an MLflow run and say which."""
-    if not args.mlflow:
-        return
-    from hope.analysis.tracking import log_outputs_to_mlflow
-
-    run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id)
-    print(f"{stage}: logged {folder} to MLflow run {run_id}")

@@ -121,9 +121,7 @@ def test_hope_score_killed_mid_run_resumes(tmp_path, repo_root):
     def command(base_url: str, folder: Path) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)
         return [
-            sys.executable,
-            "-m",
-            "hope.cli",
+            str(Path(sys.executable).parent / "hope"),
             "score",
             "--document",
             str(examples / "sample_document.txt"),

@@ -1,4 +1,4 @@
-"""``python -m hope.labelled``: results on a tiny corpus, and bad input (exit 2, file and line
+"""``hope labelled``: results on a tiny corpus, and bad input (exit 2, file and line
 named, nothing written)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hope.labelled.cli import main
+from hope.cli import main
 
 CORPUS = "Cats purr softly. Dogs bark loudly. Birds sing at dawn."
 
@@ -58,6 +58,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
 
 def _argv(files: dict[str, Path], *extra: str) -> list[str]:
     return [
+        "labelled",
         "--corpus",
         str(files["corpus"]),
         "--questions",
@@ -165,9 +166,9 @@ def test_unmatched_passage_is_reported_not_scored(files, capsys):
     assert json.loads(files["output"].read_text())["status"] == "not_evaluable"
 
 
-def test_runs_as_a_module(files):
+def test_runs_as_the_installed_hope_command(files):
     completed = subprocess.run(
-        [sys.executable, "-m", "hope.labelled", *_argv(files, "--resamples", "20")],
+        [Path(sys.executable).parent / "hope", *_argv(files, "--resamples", "20")],
         capture_output=True,
         text=True,
         timeout=120,

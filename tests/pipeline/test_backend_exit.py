@@ -26,9 +26,7 @@ def test_hope_run_stops_on_a_dead_backend(tmp_path: Path, documents_file: Path):
     env.pop("MLFLOW_TRACKING_URI", None)
     result = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "hope.pipeline.app",
+            Path(sys.executable).parent / "hope-run",
             f"hydra.run.dir={run_dir}",
             *small_overrides(tmp_path, documents_file, dead),
             "llm.max_retries=1",

@@ -25,9 +25,7 @@ def test_multirun_is_one_parent_with_a_child_per_job(
     env.pop("MLFLOW_TRACKING_URI", None)
     result = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "hope.pipeline.app",
+            Path(sys.executable).parent / "hope-run",
             "-m",
             "chunker=fixed_500_o0,recursive_500",
             f"launcher={launcher}",

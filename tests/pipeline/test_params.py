@@ -49,11 +49,21 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
     }
     assert params["bleu"] == {"tokenize": "13a", "joiner": " "}
     assert params["rag"]["ragas"]["metrics"] == ["context_recall", "response_relevancy"]
-    assert params["rag"]["questions"] == {"per_domain": {"sample": 1}}
+    # The `rag` group composed in full, the sample experiment's keys over conf/rag/default.yaml.
+    rag_default = yaml.safe_load((CONF_DIR / "rag" / "default.yaml").read_text(encoding="utf-8"))
+    assert params["rag"]["questions"] == {
+        **rag_default["questions"],
+        "per_domain": {**rag_default["questions"]["per_domain"], "sample": 1},
+    }
+    assert params["rag"]["llm"]["judge"] == {
+        "preset": "embedded",
+        "overrides": {"n_threads": 1, "max_tokens": 1024},
+    }
     for name in ("mirror", "paper"):  # the full setup: 8 chunkers, every RAGAS indicator
         full = compose_params([f"experiment={name}"])
         assert len(full["chunkers"]) == 8
-        assert set(full["rag"]) == {"config", "seed", "llm"}  # conf/rag/default.yaml's counts
+        rag = {k: v for k, v in full["rag"].items() if k != "llm"}
+        assert rag == {k: v for k, v in rag_default.items() if k != "llm"}
 
 
 def _write(params: dict, tmp_path: Path) -> Path:
@@ -87,7 +97,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
     score = compose_config(config_overrides(params["hope"]))  # hope
     HopeSettings(**OmegaConf.to_container(score.hope, resolve=True))
     assert bleu_options(parse_args(["--params", str(path)])) == ("13a", " ")  # bleu
-    config, profile = load_rag_config(path, conf_dir=CONF_DIR / "rag")  # questions, rag, ragas
+    config, profile = load_rag_config(path)  # questions, rag, ragas
     assert profile == name and config.questions.count_for(profile) >= 1
     # paper_outputs interpolates these into its command line (dvc.yaml).
     assert set(params["analysis"]) >= {"seed", "bootstrap", "min_n", "bins", "min_bin_size"}
@@ -239,7 +249,7 @@ def test_every_rag_llm_choice_reaches_the_rag_stages(name, monkeypatch):
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     rag = compose_params([f"rag_llm@experiment.rag.llm={name}"])["rag"]
-    config = RagConfig.model_validate({k: v for k, v in rag.items() if k != "config"})
+    config = RagConfig.model_validate(rag)
     for role in ("questions", "answer", "judge"):
         assert getattr(config.llm, role).preset == name
         endpoint = model_endpoint(resolve_llm_config(getattr(config.llm, role)), role)

@@ -154,7 +154,6 @@ def test_stage_entry_points_against_a_simulated_server(tmp_path, repo_root):
                 {
                     "corpora": {"profile": "sample"},
                     "rag": {
-                        "config": "default",
                         "questions": {"generator": "fallback"},
                         "embedder": {"backend": "hashing", "dim": 64, "model": "x"},
                         "llm": {"questions": role, "answer": role, "judge": role},
@@ -165,8 +164,6 @@ def test_stage_entry_points_against_a_simulated_server(tmp_path, repo_root):
         common = [
             "--params",
             str(params),
-            "--conf-dir",
-            str(repo_root / "conf/rag"),
             "--cache",
             str(tmp_path / "cache.sqlite"),
             "--no-progress",

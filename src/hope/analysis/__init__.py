@@ -1,7 +1,7 @@
 """Paper outputs of the HOPE reproduction: correlations (Table 2), Table 1, Figures 6 and 7 and a
 chunker leaderboard, computed from the pipeline's per-(document, chunker) tables.
 
-The functions are pure (frames in, frames, strings and figures out); :mod:`hope.stages.analysis`
+The functions are pure (frames in, frames, strings and figures out); :mod:`hope.analysis.files`
 reads the inputs and writes ``paper_figures/``; :mod:`hope.analysis.tracking` logs it to MLflow.
 """
 

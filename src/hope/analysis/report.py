@@ -1,4 +1,4 @@
-"""Every paper output from the pipeline's tables, in memory: the stage and the notebook share it.
+"""Every paper output from the pipeline's tables, in memory (hope.analysis.files reads and writes).
 
 :func:`build_outputs` joins the inputs and computes Table 2, the leaderboard, the Figure 7 bins
 and gains, and the figures; :meth:`AnalysisResult.files` renders them to the bytes of each file

@@ -109,9 +109,10 @@ def bootstrap_correlations(
 
 
 def percentile_ci(
-    values: np.ndarray, confidence: float = DEFAULT_CONFIDENCE
+    values: Sequence[float] | np.ndarray, confidence: float = DEFAULT_CONFIDENCE
 ) -> tuple[float, float]:
     """Percentile-method interval of the finite ``values`` (NaN, NaN when there are none)."""
+    values = np.asarray(values, dtype=float)
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return math.nan, math.nan

@@ -19,28 +19,20 @@ from hope.analysis.paper import (
     PREDICTORS,
     SIGNIFICANCE_LEVEL,
 )
+from hope.analysis.stats import CORRELATION_COLUMNS
 
+# correlation_table's columns with labels first, significance after p, the paper's r before reason.
+_P = CORRELATION_COLUMNS.index("pearson_p") + 1
 TABLE2_COLUMNS = (
     "indicator",
     "metric",
-    "row",
-    "col",
-    "n",
-    "pearson_r",
-    "pearson_p",
+    *CORRELATION_COLUMNS[:_P],
     "significant",
-    "pearson_ci_low",
-    "pearson_ci_high",
-    "spearman_rho",
-    "spearman_p",
-    "spearman_ci_low",
-    "spearman_ci_high",
-    "n_boot",
-    "n_boot_valid",
+    *CORRELATION_COLUMNS[_P:-1],
     "paper_r",
     "paper_significant",
     "r_minus_paper",
-    "reason",
+    CORRELATION_COLUMNS[-1],
 )
 
 _LATEX_SPECIALS = {
@@ -157,6 +149,25 @@ def table2_markdown(table: pd.DataFrame, *, min_n: int, n_boot: int, seed: int) 
     return "\n".join(lines) + "\n"
 
 
+def _latex_table(size: str, spec: str, body: Sequence[str], caption: str, label: str) -> str:
+    """A booktabs table: ``body`` (header, rules and rows) between the frame every table shares."""
+    head = [
+        r"\begin{table}[t]",
+        r"\centering",
+        "\\" + size,
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+    ]
+    tail = [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{caption}}}",
+        rf"\label{{{label}}}",
+        r"\end{table}",
+    ]
+    return "\n".join([*head, *body, *tail]) + "\n"
+
+
 def _tex_num(value: float, star: str = "") -> str:
     if _isnan(value):
         return "NaN"
@@ -170,15 +181,7 @@ def table2_latex(table: pd.DataFrame, *, n_boot: int) -> str:
     cols = list(dict.fromkeys(table["col"]))
     cell = {(r["row"], r["col"]): r for _, r in table.iterrows()}
     header = " & ".join(MATH_LABELS.get(c, c) for c in cols)
-    out = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        r"\begin{tabular}{ll" + "r" * len(cols) + "}",
-        r"\toprule",
-        rf" & & {header} \\",
-        r"\midrule",
-    ]
+    out = [rf" & & {header} \\", r"\midrule"]
     for i, r in enumerate(rows):
         cells = [cell[r, c] for c in cols]
         ours = [
@@ -209,17 +212,13 @@ def table2_latex(table: pd.DataFrame, *, n_boot: int) -> str:
         ]
         if i < len(rows) - 1:
             out.append(r"\midrule")
-    out += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\caption{Correlations between RAG indicators and HOPE metrics and BLEU ("
+    caption = (
+        "Correlations between RAG indicators and HOPE metrics and BLEU ("
         + latex_escape(_n_note(table))
         + rf"). $^{{*}}$: $p<{SIGNIFICANCE_LEVEL}$. CI: bootstrap percentile, {n_boot} "
-        r"resamples. NaN: too few pairs or a constant column.}",
-        r"\label{tab:correlations}",
-        r"\end{table}",
-    ]
-    return "\n".join(out) + "\n"
+        "resamples. NaN: too few pairs or a constant column."
+    )
+    return _latex_table("small", "ll" + "r" * len(cols), out, caption, "tab:correlations")
 
 
 # --- Table 1 -----------------------------------------------------------------------------------
@@ -268,15 +267,7 @@ def table1_latex(table1: pd.DataFrame) -> str:
     spec = "lr" + ("r" if has_paper else "") + ("l" if has_source else "")
     head = ["Data type", "Documents"] + (["Paper"] if has_paper else [])
     head += ["Source"] if has_source else []
-    out = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        rf"\begin{{tabular}}{{{spec}}}",
-        r"\toprule",
-        " & ".join(head) + r" \\",
-        r"\midrule",
-    ]
+    out = [" & ".join(head) + r" \\", r"\midrule"]
     for _, row in table1.iterrows():
         total = str(row.get("domain", "")) == "total"
         if total:
@@ -289,15 +280,11 @@ def table1_latex(table1: pd.DataFrame) -> str:
         if total:
             cells = [rf"\textbf{{{c}}}" if c else c for c in cells]
         out.append(" & ".join(cells) + r" \\")
-    out += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\caption{An overview of the datasets used for evaluating the HOPE metric "
-        r"(reproduction; \emph{Paper}: the paper's count).}",
-        r"\label{tab:datasets}",
-        r"\end{table}",
-    ]
-    return "\n".join(out) + "\n"
+    caption = (
+        "An overview of the datasets used for evaluating the HOPE metric "
+        r"(reproduction; \emph{Paper}: the paper's count)."
+    )
+    return _latex_table("small", spec, out, caption, "tab:datasets")
 
 
 # --- Leaderboard ------------------------------------------------------------------------------
@@ -358,14 +345,7 @@ def leaderboard_markdown(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOP
 
 def leaderboard_latex(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_METRICS)) -> str:
     header = " & ".join(MATH_LABELS.get(m, m) for m in metrics)
-    out = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\scriptsize",
-        r"\begin{tabular}{llr" + "l" * len(metrics) + "}",
-        r"\toprule",
-        rf"Scope & Chunker & Docs & {header} \\",
-    ]
+    out = [rf"Scope & Chunker & Docs & {header} \\"]
     for scope in _scope_order(board):
         out.append(r"\midrule")
         for i, (_, row) in enumerate(board[board["scope"] == scope].iterrows()):
@@ -377,12 +357,8 @@ def leaderboard_latex(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_M
             out.append(
                 f"{first} & {name} & {int(row['documents'])} & " + " & ".join(cells) + r" \\"
             )
-    out += [
-        r"\bottomrule",
-        r"\end{tabular}",
-        r"\caption{Chunkers ranked by mean HOPE per domain and overall; mean "
-        r"[95\,\% t-interval] over documents.}",
-        r"\label{tab:leaderboard}",
-        r"\end{table}",
-    ]
-    return "\n".join(out) + "\n"
+    caption = (
+        r"Chunkers ranked by mean HOPE per domain and overall; mean [95\,\% t-interval] over "
+        "documents."
+    )
+    return _latex_table("scriptsize", "llr" + "l" * len(metrics), out, caption, "tab:leaderboard")

@@ -10,7 +10,7 @@ way, or a function ``(document_text, doc_id, chunker_name, **params)`` configure
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,6 @@ def load_chunker(name: str, conf_dir: Path | str = DEFAULT_CONF_DIR) -> Chunker:
     Raises :class:`ChunkerConfigError` naming the file for a missing file, a missing or wrong
     ``name``, a missing ``_target_``, settings the target rejects, or a non-callable result.
     """
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
     from omegaconf import DictConfig, OmegaConf
 
     path = _config_path(name, Path(conf_dir))
@@ -85,27 +83,43 @@ def load_chunker(name: str, conf_dir: Path | str = DEFAULT_CONF_DIR) -> Chunker:
         raise ChunkerConfigError(f"chunker config {path}: must be a mapping")
     config = OmegaConf.to_container(loaded, resolve=True)
     assert isinstance(config, dict)
+    return chunker_from_config(config, f"chunker config {path}", name=path.stem)
+
+
+def chunker_from_config(
+    node: Mapping[str, Any], where: str = "chunker config", *, name: str | None = None
+) -> Chunker:
+    """A chunker from a config node (``name``, ``_target_`` and its settings: a YAML file of
+    conf/chunker/ or hope-run's composed ``chunker`` group); every error starts with ``where``.
+    ``name``: what the node must be called (a file's stem)."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    config = dict(node)
     declared = config.pop("name", None)
-    if declared != path.stem:
+    if name is not None and declared != name:
         raise ChunkerConfigError(
-            f"chunker config {path}: 'name' must be {path.stem!r} (the file name), got {declared!r}"
+            f"{where}: 'name' must be {name!r} (the file name), got {declared!r}"
         )
+    if not declared:
+        raise ChunkerConfigError(f"{where}: no 'name'")
     if "_target_" not in config:
-        raise ChunkerConfigError(f"chunker config {path}: no '_target_' naming a callable")
+        raise ChunkerConfigError(f"{where}: no '_target_' naming a callable")
     try:
         fn = instantiate(OmegaConf.create(config), _convert_="all")
     except InstantiationException as exc:
         cause = _root_cause(exc)
         detail = str(cause) if cause is not exc else str(exc)
-        raise ChunkerConfigError(f"chunker config {path}: {detail}") from cause
+        raise ChunkerConfigError(f"{where}: {detail}") from cause
     except (ChunkerConfigError, TypeError, ValueError) as exc:
-        raise ChunkerConfigError(f"chunker config {path}: {exc}") from exc
+        raise ChunkerConfigError(f"{where}: {exc}") from exc
     if not callable(fn):
         raise ChunkerConfigError(
-            f"chunker config {path}: _target_ {config['_target_']!r} produced a "
+            f"{where}: _target_ {config['_target_']!r} produced a "
             f"{type(fn).__name__}, not a callable (document_text, doc_id, chunker_name)"
         )
-    return Chunker(name=path.stem, fn=fn, config={"name": path.stem, **config})
+    return Chunker(name=str(declared), fn=fn, config={"name": declared, **config})
 
 
 def load_chunkers(names: list[str], conf_dir: Path | str = DEFAULT_CONF_DIR) -> list[Chunker]:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hope.chunking.models import EmbeddingModelError, check_embedding_model
+from hope.settings import describe
 
 
 class ChunkerConfigError(ValueError):
@@ -154,20 +155,9 @@ class SemanticSettings(_Settings):
         return self
 
 
-def _describe(error: ValidationError) -> str:
-    lines = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "settings"
-        message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            message = "unknown setting"
-        lines.append(f"{where}: {message}")
-    return "; ".join(lines)
-
-
 def validate_settings(model: type[S], what: str, params: dict[str, Any]) -> S:
     """``model(**params)`` with a one-line error that names the chunker and every bad setting."""
     try:
         return model(**params)
     except ValidationError as exc:
-        raise ChunkerConfigError(f"invalid settings for {what}: {_describe(exc)}") from None
+        raise ChunkerConfigError(f"invalid settings for {what}: {describe(exc)}") from None

@@ -16,11 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hope.corpora.base import CorpusError, SourceSpec
 from hope.corpora.fetch import is_remote, join_location
 from hope.corpora.schema import DOMAINS, PAPER_COUNTS
+from hope.io import InputFileError, read_params
 
 PROFILES = ("sample", "mirror", "paper")
 # Keys of a source entry that describe where files are; everything else is an adapter option.
@@ -44,9 +43,9 @@ _LOCATION_KEYS = {
 def load_params(path: str | os.PathLike[str] = "params.yaml") -> dict[str, Any]:
     path = Path(path)
     try:
-        params = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError as exc:
-        raise CorpusError(f"params file not found: {path}") from exc
+        params = read_params(path)
+    except InputFileError as exc:
+        raise CorpusError(str(exc)) from exc
     if "corpora" not in params:
         raise CorpusError(f"{path} has no 'corpora' section")
     cfg = dict(params["corpora"])

@@ -3,7 +3,7 @@
 Given a corpus, questions with gold character spans and a chunking, retrieve the top passages per
 question with the configured embedder and measure recall, precision, IoU, precision-Ω and recall
 at a fixed character budget, averaged over questions with seeded bootstrap intervals.
-``python -m hope.labelled`` runs it on files.
+``hope labelled`` runs it on files.
 """
 
 from hope.labelled.data import (

@@ -14,6 +14,9 @@ from itertools import combinations
 
 import numpy as np
 
+# One percentile interval for the whole package (bench/bench_labelled.py imports it from here).
+from hope.analysis.stats import percentile_ci as percentile_interval  # noqa: F401
+
 
 def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
     """Kendall's τ-b over the positions where both are finite; NaN below 3 or if one is constant."""
@@ -48,13 +51,3 @@ def pairwise_agreement(
 
 def all_pairs(n: int) -> list[tuple[int, int]]:
     return list(combinations(range(n), 2))
-
-
-def percentile_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    if finite.size == 0:
-        return math.nan, math.nan
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
-    return float(low), float(high)

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from hope.analysis.stats import percentile_ci
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
@@ -21,15 +23,6 @@ def resample_indices(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """``(n_resamples, n)`` indices drawn with replacement from ``range(n)``."""
     rng = np.random.default_rng(seed)
     return rng.integers(0, n, size=(n_resamples, n))
-
-
-def _interval(replicates: np.ndarray, confidence: float) -> tuple[float, float]:
-    finite = replicates[np.isfinite(replicates)]
-    if finite.size == 0:
-        return math.nan, math.nan
-    tail = (1.0 - confidence) / 2.0 * 100.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
-    return float(low), float(high)
 
 
 def mean_interval(
@@ -49,7 +42,7 @@ def mean_interval(
         # A resample that drew only NaNs has no mean; the interval skips it.
         warnings.simplefilter("ignore", RuntimeWarning)
         replicates = np.nanmean(array[indices], axis=1)
-    low, high = _interval(replicates, confidence)
+    low, high = percentile_ci(replicates, confidence)
     return {"mean": float(np.nanmean(array)), "low": low, "high": high, "n": n}
 
 

@@ -1,9 +1,9 @@
-"""``python -m hope.labelled``: labelled retrieval of a chunking, for questions with gold spans.
+"""``hope labelled``: labelled retrieval of a chunking, for questions with gold spans.
 
-    python -m hope.labelled --corpus corpus.md --questions questions.jsonl \
+    hope labelled --corpus corpus.md --questions questions.jsonl \
         --passages passages.jsonl [--k 5] [--budget 2500] [--embedder minilm] [--output result.json]
 
-``add_labelled_command(subparsers)`` adds the same command as ``hope labelled`` to another parser.
+``add_labelled_command(subparsers)`` registers it on the ``hope`` command line (hope.cli).
 Bad input (offsets out of range, reference text that does not match the corpus, malformed lines)
 exits with status 2 and a message naming the file and line; nothing is written.
 """
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hope.io import InputFileError, read_text, write_json_atomic
+from hope.io import read_text, write_json_atomic
 from hope.labelled.evaluate import DEFAULT_BUDGET, DEFAULT_K, LabelledSettings, evaluate_chunking
 from hope.labelled.files import read_passages, read_questions
 from hope.labelled.measures import MEASURES
@@ -122,14 +122,3 @@ def run(args: argparse.Namespace) -> int:
         json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
     return 0 if result["status"] == "ok" else 1
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hope.labelled", description=DESCRIPTION)
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        return args.handler(args)
-    except (InputFileError, ValueError) as exc:  # LabelledInputError is a ValueError
-        print(f"hope labelled: error: {exc}", file=sys.stderr)
-        return 2

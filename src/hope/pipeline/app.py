@@ -32,7 +32,3 @@ def main(cfg: DictConfig) -> float:
     except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
         print(f"hope-run: error: {exc}", file=sys.stderr)
         raise SystemExit(BACKEND_EXIT_CODE) from exc
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """``params.yaml`` generated from ``conf/``: one source for ``hope-run`` and the DVC pipeline.
 
-    python -m hope.pipeline.params                     # (make params) rewrite params.yaml
-    python -m hope.pipeline.params experiment=mirror   # any Hydra override of conf/dvc_params.yaml
-    python -m hope.pipeline.params --check             # exit 1 if params.yaml is out of date
+    make params                          # rewrite params.yaml (python -m hope.pipeline.params)
+    make params ARGS=experiment=mirror   # any Hydra override of conf/dvc_params.yaml
+    make params ARGS=--check             # exit 1 if params.yaml is out of date
 
 ``conf/dvc_params.yaml`` composes the groups ``hope-run`` uses (common, corpus, llm, embedder,
 experiment) and derives the sections the stages read from them. DVC composes the same file for
@@ -20,8 +20,9 @@ from typing import Any
 
 import yaml
 
-from hope.io import write_atomic
+from hope.io import read_params, write_atomic
 from hope.pipeline import CONF_DIR, REPO_ROOT
+from hope.pipeline.schema import validate_params
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
@@ -38,7 +39,8 @@ HEADER = """\
 def compose_params(
     overrides: Sequence[str] = (), conf_dir: str | Path = CONF_DIR
 ) -> dict[str, Any]:
-    """The params.yaml sections from ``conf/dvc_params.yaml`` with Hydra ``overrides``."""
+    """The params.yaml sections from ``conf/dvc_params.yaml`` with Hydra ``overrides``, validated
+    (``hope.pipeline.schema.Params``: a bad or missing key is a ConfigError naming it)."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
@@ -49,10 +51,9 @@ def compose_params(
         cfg = compose(CONFIG_NAME, overrides=list(overrides))
     composed = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(composed, dict)
-    missing = [name for name in SECTIONS if name not in composed]
-    if missing:
-        raise ValueError(f"conf/{CONFIG_NAME}.yaml composes no {', '.join(missing)}")
-    return {name: composed[name] for name in SECTIONS}
+    params = {name: composed[name] for name in SECTIONS if name in composed}
+    validate_params(params, f"conf/{CONFIG_NAME}.yaml")
+    return params
 
 
 class _Dumper(yaml.SafeDumper):
@@ -78,14 +79,8 @@ def render(params: dict[str, Any], overrides: Sequence[str] = ()) -> str:
     return HEADER.format(args=args) + "\n" + "\n".join(blocks)
 
 
-def read_params(path: str | Path) -> dict[str, Any]:
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m hope.pipeline.params", description=__doc__.split("\n\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="make params", description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--output", type=Path, default=REPO_ROOT / "params.yaml", help="default: params.yaml"
     )
@@ -104,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         from omegaconf.errors import OmegaConfBaseException
 
         if isinstance(exc, HydraException | OmegaConfBaseException | ValueError):
-            print(f"hope-params: configuration error: {exc}", file=sys.stderr)
+            print(f"make params: configuration error: {exc}", file=sys.stderr)
             return 2
         raise
     if args.check:

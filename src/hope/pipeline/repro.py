@@ -22,27 +22,6 @@ from pathlib import Path
 
 from hope.io import write_json_atomic
 
-STEPS: dict[str, list[str]] = {
-    "dvc_repro": ["dvc", "repro"],
-}
-
-
-def step_command(name: str, bin_dir: Path) -> list[str]:
-    program, *args = STEPS[name]
-    return [str(bin_dir / program), *args]
-
-
-def run_steps(repo: Path, bin_dir: Path, env: dict[str, str] | None = None) -> dict[str, float]:
-    """Run every step in ``repo``; stop at the first failure (its exit status is raised)."""
-    timings: dict[str, float] = {}
-    for name in STEPS:
-        started = time.perf_counter()
-        print(f"make repro: {name}: {' '.join(STEPS[name])}", file=sys.stderr, flush=True)
-        subprocess.run(step_command(name, bin_dir), cwd=repo, env=env, check=True)
-        timings[name] = round(time.perf_counter() - started, 1)
-    timings["total"] = round(sum(timings.values()), 1)
-    return timings
-
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -56,11 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timings", type=Path, help="write the step timings here (JSON)")
     args = parser.parse_args(argv)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    print("make repro: dvc repro", file=sys.stderr, flush=True)
+    started = time.perf_counter()
     try:
-        timings = run_steps(args.repo.resolve(), args.bin_dir, env)
+        command = [str(args.bin_dir / "dvc"), "repro"]
+        subprocess.run(command, cwd=args.repo.resolve(), env=env, check=True)
     except subprocess.CalledProcessError as exc:
         print(f"make repro: {' '.join(exc.cmd)} failed (exit {exc.returncode})", file=sys.stderr)
         return exc.returncode or 1
+    seconds = round(time.perf_counter() - started, 1)
+    timings = {"dvc_repro": seconds, "total": seconds}
     if args.timings:
         write_json_atomic(args.timings, timings)
     summary = ", ".join(f"{name} {seconds:g} s" for name, seconds in timings.items())

@@ -31,8 +31,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hope.chunking.registry import Chunker, load_chunkers
-from hope.chunking.settings import ChunkerConfigError
+from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
@@ -140,27 +139,6 @@ def load_documents(path: Path, doc_ids: Sequence[str] | None = None) -> list[dic
 # --- 2. chunkers ---------------------------------------------------------------------------------
 
 
-def chunker_from_config(node: Mapping[str, Any]) -> Chunker:
-    """A chunker from a composed ``chunker`` group node, command-line overrides included."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
-    config = dict(node)
-    name = config.pop("name", None)
-    if not name or "_target_" not in config:
-        raise ChunkerConfigError(f"chunker config needs 'name' and '_target_', got {sorted(node)}")
-    try:
-        fn = instantiate(OmegaConf.create(config), _convert_="all")
-    except InstantiationException as exc:
-        cause = exc
-        while cause.__cause__ is not None:
-            cause = cause.__cause__
-        raise ChunkerConfigError(f"chunker {name!r}: {cause}") from cause
-    if not callable(fn):
-        raise ChunkerConfigError(f"chunker {name!r}: _target_ did not produce a callable")
-    return Chunker(name=str(name), fn=fn, config={"name": name, **config})
-
-
 def select_chunkers(cfg: DictConfig) -> list[Chunker]:
     if cfg.get("chunker"):
         return [chunker_from_config(_plain(cfg.chunker))]
@@ -206,6 +184,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
     from hope.evaluate import HopeEvaluator
     from hope.models.factory import build_from_config
+    from hope.pipeline.schema import validate_run_config
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import (
         SCORE_COLUMNS,
@@ -215,6 +194,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         write_score_outputs,
     )
 
+    validate_run_config(_plain(cfg))
     started = time.perf_counter()
     timings: dict[str, float] = {}
     out = job_output_dir(output_dir)

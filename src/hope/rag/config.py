@@ -1,18 +1,18 @@
-"""Configuration of the RAG evaluation (conf/rag/*.yaml, overridable from params.yaml ``rag:``)."""
+"""Configuration of the RAG evaluation: params.yaml ``rag:``, composed by Hydra from the ``rag`` and
+``rag_llm`` groups (conf/rag/, conf/rag_llm/), validated by :class:`RagConfig`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from omegaconf import OmegaConf
-from omegaconf.errors import OmegaConfBaseException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hope.models.factory import ModelEndpoint, llm_endpoint
+from hope.io import read_params
+from hope.models.factory import ModelEndpoint, llm_endpoint, packaged_config
+from hope.settings import ConfigError, validated
 
 METRIC_NAMES = (
     "answer_correctness",
@@ -20,10 +20,9 @@ METRIC_NAMES = (
     "context_recall",
     "response_relevancy",
 )
-DEFAULT_CONF_DIR = Path("conf/rag")
 
 
-class RagConfigError(ValueError):
+class RagConfigError(ConfigError):
     pass
 
 
@@ -110,57 +109,27 @@ class RagConfig(_Strict):
     ragas: RagasConfig = Field(default_factory=RagasConfig)
 
 
-def _read_yaml(path: Path, what: str) -> dict[str, Any]:
+def load_rag_config(params: str | Path = "params.yaml") -> tuple[RagConfig, str]:
+    """``(config, corpora profile)`` from a params file: its ``rag:`` section, which Hydra composed
+    in full (the ``rag`` and ``rag_llm`` groups, conf/dvc_params.yaml), validated here."""
+    loaded = read_params(Path(params))
+    if not isinstance(loaded.get("rag"), dict):
+        raise RagConfigError(f"params file {params}: no 'rag' mapping")
+    profile = str((loaded.get("corpora") or {}).get("profile", "sample"))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise RagConfigError(f"{what} {path}: no such file") from exc
-    except yaml.YAMLError as exc:
-        raise RagConfigError(f"{what} {path}: not valid YAML ({exc})") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise RagConfigError(f"{what} {path}: expected a mapping at the top level")
-    return data
-
-
-def load_rag_config(
-    params: str | Path | None = None,
-    *,
-    conf_dir: str | Path = DEFAULT_CONF_DIR,
-    overrides: Mapping[str, Any] | None = None,
-) -> tuple[RagConfig, str]:
-    """``(config, corpora profile)`` from conf/rag/<rag.config>.yaml merged with params' ``rag:``.
-
-    Without a params file: conf/rag/default.yaml and profile ``sample``.
-    """
-    section: dict[str, Any] = {}
-    profile = "sample"
-    if params is not None:
-        loaded = _read_yaml(Path(params), "params file")
-        section = loaded.get("rag") or {}
-        if not isinstance(section, dict):
-            raise RagConfigError(f"params file {params}: 'rag' must be a mapping")
-        profile = (loaded.get("corpora") or {}).get("profile", profile)
-    section = dict(section)
-    name = section.pop("config", "default")
-    base = _read_yaml(Path(conf_dir) / f"{name}.yaml", "rag config")
-    try:
-        # OmegaConf's merge, as Hydra composes: mappings merge key by key, anything else replaces.
-        merged = OmegaConf.to_container(OmegaConf.merge(base, section, overrides or {}))
-        return RagConfig.model_validate(merged), str(profile)
-    except (ValidationError, OmegaConfBaseException) as exc:
-        raise RagConfigError(f"rag config {Path(conf_dir) / f'{name}.yaml'}: {exc}") from exc
+        return validated(RagConfig, loaded["rag"], f"params file {params}", "rag"), profile
+    except ConfigError as exc:
+        raise RagConfigError(str(exc)) from None
 
 
 def resolve_llm_config(role: RoleConfig, what: str = "llm") -> dict[str, Any]:
     """Flat ``build_llm`` keyword arguments: the packaged preset with the overrides applied."""
     preset = OmegaConf.create()
     if role.preset is not None:
-        resource = resources.files("hope.conf").joinpath("llm", f"{role.preset}.yaml")
-        if not resource.is_file():
-            raise RagConfigError(f"{what}.preset: no packaged LLM config named {role.preset!r}")
-        preset = OmegaConf.create(resource.read_text(encoding="utf-8"))
+        try:
+            preset = packaged_config("llm", role.preset)
+        except ValueError as exc:
+            raise RagConfigError(f"{what}.preset: {exc}") from None
     # Presets may read base URLs from the environment (${oc.env:...}).
     config = OmegaConf.to_container(OmegaConf.merge(preset, role.overrides), resolve=True)
     config.pop("_target_", None)  # type: ignore[union-attr]

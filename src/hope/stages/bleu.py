@@ -16,7 +16,7 @@ from typing import Any
 
 from hope import stage_runner as runner
 from hope.chunking.bleu import DEFAULT_JOINER, DEFAULT_TOKENIZE, OFFLINE_TOKENIZERS, document_bleu
-from hope.io import jsonl_lines
+from hope.io import jsonl_lines, read_params
 from hope.records import check_documents, group_passages
 
 DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
@@ -84,7 +84,7 @@ def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
     """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
     section: dict[str, Any] = {}
     if args.params is not None:
-        section = runner.read_params(args.params).get("bleu") or {}
+        section = read_params(args.params).get("bleu") or {}
         if not isinstance(section, dict):
             raise ValueError(f"{args.params}: 'bleu' must be a mapping")
         unknown = sorted(set(section) - {"tokenize", "joiner"})

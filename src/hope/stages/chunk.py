@@ -27,7 +27,7 @@ from hope import stage_runner as runner
 from hope.chunking.passages import ChunkingError
 from hope.chunking.registry import DEFAULT_CONF_DIR, Chunker, load_chunkers
 from hope.chunking.settings import ChunkerConfigError
-from hope.io import json_text, jsonl_lines
+from hope.io import json_text, jsonl_lines, read_params
 from hope.records import check_documents
 
 DEFAULT_OUT_DIR = Path("data/chunks")
@@ -73,7 +73,7 @@ def summarise(
 
 
 def chunker_names_from_params(path: Path) -> list[str]:
-    names = runner.read_params(path).get("chunkers")
+    names = read_params(path).get("chunkers")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ChunkerConfigError(f"{path}: expected a list of chunker names under 'chunkers'")
     return names

@@ -22,7 +22,6 @@ from typing import Any
 import yaml
 
 from hope.io import atomic_path
-from hope.stage_runner import add_mlflow_args, log_folder_to_mlflow
 
 DEFAULT_NOTEBOOKS = Path("notebooks")
 DEFAULT_OUT_DIR = Path("paper_figures/notebooks")
@@ -180,7 +179,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--kernel", default=None, help="kernel name (default: this interpreter)")
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the notebooks' working dir")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
-    add_mlflow_args(parser, "--mlflow-dir")
+    parser.add_argument("--mlflow", action="store_true", help="log --mlflow-dir to MLflow")
+    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
     parser.add_argument("--mlflow-dir", type=Path, default=Path("paper_figures"))
     return parser.parse_args(argv)
 
@@ -210,7 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: notebooks: {source}: {exc}", file=sys.stderr)
             return 1
         print(f"notebooks: executed {source} -> {output}")
-    log_folder_to_mlflow("notebooks", args.mlflow_dir, args)
+    if args.mlflow:
+        from hope.analysis.tracking import log_outputs_to_mlflow
+
+        run_id = log_outputs_to_mlflow(args.mlflow_dir, args.mlflow_run_id)
+        print(f"notebooks: logged {args.mlflow_dir} to MLflow run {run_id}")
     return 0
 
 

@@ -27,11 +27,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hope.concurrency import gather_bounded
 from hope.evaluate import HopeEvaluator
-from hope.io import csv_text, jsonl_lines, read_jsonl, write_atomic, write_json_atomic
+from hope.io import (
+    csv_text,
+    jsonl_lines,
+    read_jsonl,
+    read_params,
+    write_atomic,
+    write_json_atomic,
+)
 from hope.records import check_documents, group_passages
 from hope.result import METRICS, HopeResult
 
@@ -170,7 +175,7 @@ def _main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    params = (yaml.safe_load(Path(args.params).read_text(encoding="utf-8")) or {}).get("hope", {})
+    params = read_params(args.params).get("hope", {})
     cfg = compose_config([*config_overrides(params), *args.overrides])
     settings, llm, embedder = build_from_config(cfg)
     documents = read_jsonl(args.documents, "documents file")

@@ -1,4 +1,5 @@
-"""The analysis stage end to end on synthetic pipeline outputs."""
+"""The paper outputs from files to files (what the paper_outputs notebook runs), on synthetic
+pipeline outputs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import math
 import pandas as pd
 import pytest
 
-from hope.stages import analysis as stage
+from hope.analysis import AnalysisConfig, JoinError
+from hope.analysis import files as stage
+from hope.io import InputFileError
 
 from .synthetic import make_tables, write_tables
 
@@ -36,29 +39,17 @@ EXPECTED = {
 }
 
 
-def _argv(paths, out, *extra):
-    return [
-        "--scores",
-        str(paths["scores"]),
-        "--bleu",
-        str(paths["bleu"]),
-        "--ragas",
-        str(paths["ragas"]),
-        "--table1",
-        str(paths["table1"]),
-        "--out",
-        str(out),
-        "--bootstrap",
-        "200",
-        *extra,
-    ]
+def _run(paths, out, **config):
+    inputs = {name: paths[name] for name in ("scores", "bleu", "ragas", "table1")}
+    return stage.run(out_dir=out, config=AnalysisConfig(n_boot=200, **config), **inputs)
 
 
-def test_stage_writes_every_output(tmp_path, capsys):
+def test_run_writes_every_output(tmp_path):
     paths = write_tables(make_tables(1, seed=2, nan_scores=2), tmp_path)
     out = tmp_path / "paper_figures"
-    assert stage.main(_argv(paths, out)) == 0
+    _, written = _run(paths, out)
     produced = {p.name for p in out.iterdir()}
+    assert sorted(written) == sorted(out / name for name in produced)
     assert produced == EXPECTED
     assert all((out / name).stat().st_size > 0 for name in produced)
     assert not list(out.glob(".*.tmp"))
@@ -73,7 +64,7 @@ def test_stage_writes_every_output(tmp_path, capsys):
     assert metrics["best_chunker"] in set(make_tables(1)["scores"]["chunker"])
     table2 = pd.read_csv(out / "table2.csv")
     assert len(table2) == 20 and table2["pearson_r"].notna().all()
-    assert "Table 2." in capsys.readouterr().out
+    assert "Table 2." in (out / "table2.md").read_text()
 
 
 def test_sample_profile_with_sparse_ragas_prints_nan_with_n(tmp_path):
@@ -84,7 +75,7 @@ def test_sample_profile_with_sparse_ragas_prints_nan_with_n(tmp_path):
     tables["ragas"] = ragas.iloc[:-4]  # and four pairs without questions
     paths = write_tables(tables, tmp_path)
     out = tmp_path / "out"
-    assert stage.main(_argv(paths, out, "--min-n", "10")) == 0
+    _run(paths, out, min_n=10)
     table2 = pd.read_csv(out / "table2.csv")
     ac = table2[table2["indicator"] == "AC"]
     assert ac["pearson_r"].isna().all() and (ac["n"] == 6).all()
@@ -94,19 +85,20 @@ def test_sample_profile_with_sparse_ragas_prints_nan_with_n(tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["table2"]["AC"]["HOPE"]["r"] is None
     assert metrics["missing_pairs"] == {"bleu": 0, "ragas": 4}
-    assert stage.main(_argv(paths, tmp_path / "strict", "--require-ragas")) == 1
+    with pytest.raises(JoinError):  # RAGAS required: a pair without its row stops the run
+        _run(paths, tmp_path / "strict", allow_missing=())
+    assert not (tmp_path / "strict").exists()
 
 
-def test_stage_reports_input_errors(tmp_path, capsys):
+def test_input_errors_name_the_file_and_write_nothing(tmp_path):
     paths = write_tables(make_tables(1), tmp_path)
     paths["bleu"].write_text('{"doc_id": "x"\n')
-    assert stage.main(_argv(paths, tmp_path / "out")) == 1
-    err = capsys.readouterr().err
-    assert "bleu file" in err and "line 1: malformed JSON" in err
+    with pytest.raises(InputFileError, match=r"bleu file .*line 1: malformed JSON"):
+        _run(paths, tmp_path / "out")
     paths = write_tables(make_tables(1), tmp_path)
     paths["scores"].unlink()
-    assert stage.main(_argv(paths, tmp_path / "out")) == 1
-    assert "scores file" in capsys.readouterr().err
+    with pytest.raises(InputFileError, match="scores file"):
+        _run(paths, tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -119,10 +111,3 @@ def test_identifiers_stay_strings(tmp_path):
     inputs = stage.read_inputs(paths["scores"], paths["bleu"], paths["ragas"], paths["table1"])
     for name in ("scores", "bleu", "ragas"):
         assert set(inputs[name]["doc_id"]) == set(numeric.values()), name
-
-
-def test_parse_args():
-    args = stage.parse_args(["--min-n", "5", "--bins", "4", "--binning", "width"])
-    assert (args.min_n, args.bins, args.binning) == (5, 4, "width")
-    with pytest.raises(SystemExit):
-        stage.parse_args(["--binning", "log"])

@@ -1,5 +1,0 @@
-import sys
-
-from hope.labelled.cli import main
-
-sys.exit(main())
