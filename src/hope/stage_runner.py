@@ -156,7 +156,11 @@ def ragas_models(
 
 def add_mlflow_args(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--mlflow", action="store_true", help=f"log {what} to MLflow")
-    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
+    parser.add_argument(
+        "--mlflow-run-id",
+        default=None,
+        help="that run (default: the parent run of the analysed scores, else a new one)",
+    )
 
 
 def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> None:
@@ -165,5 +169,9 @@ def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> 
         return
     from hope.analysis.tracking import log_outputs_to_mlflow
 
-    run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id)
+    # The analysed scores name the experiment run whose parent MLflow run gets the outputs.
+    scores = getattr(args, "scores", None) or dict(getattr(args, "parameters", None) or ()).get(
+        "scores"
+    )
+    run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id, scores=scores)
     print(f"{stage}: logged {folder} to MLflow run {run_id}")
