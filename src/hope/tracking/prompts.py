@@ -13,6 +13,7 @@ The template is the chat (system and user message) with the ``{field}`` slots wr
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,12 +22,17 @@ from hope.tracking.store import with_retry
 
 ID_TAG = "hope.prompt_id"
 VERSION_TAG = "hope.version"
-_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 
 def mlflow_template(text: str) -> str:
-    """``str.format`` slots (``{passage}``) as MLflow template variables (``{{passage}}``)."""
-    return _FIELD.sub(r"{{\1}}", text).replace("{{{{", "{").replace("}}}}", "}")
+    """``str.format`` slots (``{passage}``) as MLflow template variables (``{{passage}}``); an
+    escaped brace (``{{``) is the brace itself."""
+    parts: list[str] = []
+    for literal, field, _, _ in string.Formatter().parse(text):
+        parts.append(literal)
+        if field is not None:
+            parts.append("{{" + field + "}}")
+    return "".join(parts)
 
 
 def registry_name(name: str) -> str:
