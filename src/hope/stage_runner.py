@@ -173,5 +173,7 @@ def log_folder_to_mlflow(stage: str, folder: Path, args: argparse.Namespace) -> 
     scores = getattr(args, "scores", None) or dict(getattr(args, "parameters", None) or ()).get(
         "scores"
     )
+    if scores is not None and getattr(args, "cwd", None) is not None:
+        scores = Path(args.cwd) / str(scores)  # a notebook's paths are relative to its --cwd
     run_id = log_outputs_to_mlflow(folder, args.mlflow_run_id, scores=scores)
     print(f"{stage}: logged {folder} to MLflow run {run_id}")
