@@ -149,3 +149,38 @@ def test_prompt_slots_become_mlflow_variables():
         "Write {{n}} statements:\n{{passage}}"
     )
     assert mlflow_template('JSON like {{"a": 1}} for {x}') == 'JSON like {"a": 1} for {{x}}'
+
+
+def test_a_prompt_a_parallel_job_registered_first_is_taken_not_registered_twice():
+    from types import SimpleNamespace
+
+    from mlflow.exceptions import MlflowException
+
+    from hope.tracking.prompts import register_prompt
+
+    prompt = {"id": "p@v1#abc", "version": 1, "system": "S", "user": "Say {x}"}
+    theirs = SimpleNamespace(name="p", version=1, tags={"hope.prompt_id": "p@v1#abc"})
+
+    class Client:
+        """No prompt at the lookup; created by someone else by the time we register."""
+
+        def __init__(self):
+            self.searches = 0
+            self.registered = []
+
+        def search_prompt_versions(self, name, max_results=None, page_token=None):
+            self.searches += 1
+            if self.searches == 1:
+                raise MlflowException(f"Prompt (name={name}) not found")
+            return [theirs]
+
+        def register_prompt(self, name, template, commit_message=None, tags=None):
+            self.registered.append((name, template, tags))
+            raise MlflowException(f"Prompt (name={name}) already exists.")
+
+    client = Client()
+    assert register_prompt(client, "p", prompt) is theirs
+    ((name, template, tags),) = client.registered
+    assert name == "p"
+    assert template[1] == {"role": "user", "content": "Say {{x}}"}
+    assert tags == {"hope.prompt_id": "p@v1#abc", "hope.version": "1"}

@@ -59,11 +59,26 @@ def register_prompt(client: Any, name: str, prompt: Mapping[str, Any]) -> Any:
     tags = {ID_TAG: prompt_id, VERSION_TAG: str(prompt.get("version", ""))}
     if prompt.get("purpose"):
         tags["hope.purpose"] = str(prompt["purpose"])[:5000]
-    return with_retry(
-        lambda: client.register_prompt(
-            reg_name, template, commit_message=f"hope prompt {prompt_id}", tags=tags
+    from mlflow.exceptions import MlflowException
+
+    def register():
+        return with_retry(
+            lambda: client.register_prompt(
+                reg_name, template, commit_message=f"hope prompt {prompt_id}", tags=tags
+            )
         )
-    )
+
+    try:
+        return register()
+    except MlflowException as exc:
+        # A parallel job (a joblib sweep) created the prompt between the lookup and here: take
+        # its version if it is this prompt, else add ours to the prompt it created.
+        if "already exists" not in str(exc):
+            raise
+        for version in _versions(client, reg_name):
+            if version.tags.get(ID_TAG) == prompt_id:
+                return version
+        return register()
 
 
 def _versions(client: Any, name: str) -> list[Any]:
