@@ -92,22 +92,23 @@ def test_figure7_prints_the_gain(pairs):
 
 
 def test_figure7_text_never_overlaps_with_defined_and_undefined_panels(pairs):
-    """Paper size (7 in), a panel with no bins, one whose gain is n/a by the rule (a long reason)
-    and two with gains: no two text boxes overlap, none leaves the figure."""
+    """Paper size (7 in). The upper row carries the two longest titles side by side (before the
+    fix they ran into each other): AC's gain n/a by the rule, FC with no bins at all; the lower
+    row has gains. No two text boxes overlap, none leaves the figure."""
     bins = binned_means(pairs, "semantic_independence", list(INDICATORS), n_bins=5)
-    gains = min_max_gains(bins)
+    no_fc = bins[bins["y"] != "factual_correctness"]
+    gains = min_max_gains(no_fc, list(INDICATORS), min_pairs=1)
     gains["answer_correctness"] = {
         "gain_pct": float("nan"),
         "reason": "bottom-bin mean 0.020 < 0.05",
     }
-    undefined_rr = bins[bins["y"] != "response_relevancy"]
-    gains_rr = {**gains, **min_max_gains(undefined_rr, ["response_relevancy"])}
-    fig = figure7(undefined_rr, gains_rr, pairs)
+    fig = figure7(no_fc, gains, pairs)
     assert fig.get_figwidth() == pytest.approx(WIDTH_IN)
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0] == "AC: gain n/a (bottom-bin mean 0.020 < 0.05)\n(paper +21.1 %)"
-    assert "gain n/a (fewer than two populated bins)" in titles[3]
-    assert "min→max" in titles[1] and "min→max" in titles[2]
+    assert titles[1] == "FC: gain n/a (fewer than two populated bins)\n(paper +56.2 %)"
+    assert "too few pairs to bin" in [t.get_text() for t in fig.axes[1].texts]
+    assert "min→max" in titles[2] and "min→max" in titles[3]
     assert len(drawn_texts(fig)) > 20  # the checker sees ticks, labels and titles
     assert overlapping_texts(fig) == []
 
