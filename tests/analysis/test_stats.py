@@ -188,11 +188,32 @@ def test_binned_means_and_gain_by_hand():
     assert a["x_mean"].tolist() == [0.5, 2.5, 4.5, 6.5, 8.5]
     # Bin (4, 4): t-interval of two equal values collapses to the mean.
     assert a.iloc[3][["ci_low", "ci_high"]].tolist() == [4, 4]
-    gains = min_max_gains(bins)
+    gains = min_max_gains(bins, min_pairs=2)
     assert gains["a"]["gain_pct"] == pytest.approx((6 - 1) / 1 * 100)
     assert (gains["a"]["n_bottom"], gains["a"]["n_top"]) == (2, 2)
     assert math.isnan(gains["b"]["gain_pct"])
     assert gains["b"]["reason"] == "bottom-bin mean is 0"
+    # The default rule: end bins of 2 pairs are too small for a ratio.
+    assert min_max_gains(bins)["a"]["reason"] == "end bin n<5"
+    assert math.isnan(min_max_gains(bins)["a"]["gain_pct"])
+
+
+def test_gain_needs_a_bottom_mean_away_from_zero():
+    """A bottom-bin mean near 0 makes any rise a huge percentage: n/a below min_base."""
+    bins = pd.DataFrame(
+        {
+            "y": ["rr", "rr", "ok", "ok"],
+            "bin": [0, 1, 0, 1],
+            "n": [6, 6, 6, 6],
+            "mean": [0.02, 0.39, 0.4, 0.5],
+        }
+    )
+    gains = min_max_gains(bins)
+    assert math.isnan(gains["rr"]["gain_pct"]) and gains["rr"]["reason"] == (
+        "bottom-bin mean 0.020 < 0.05"
+    )
+    assert gains["ok"]["gain_pct"] == pytest.approx(25.0) and gains["ok"]["reason"] == ""
+    assert min_max_gains(bins, min_base=0.01)["rr"]["gain_pct"] == pytest.approx(1850.0)
 
 
 def test_bins_respect_min_bin_size_and_width_binning():

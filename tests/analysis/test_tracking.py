@@ -61,7 +61,8 @@ def test_new_run_gets_every_file_and_the_metrics(out_dir, store):
         ]
         assert run.data.metrics == {"pairs": 56.0, "table2.FC.zeta_sem.r": 0.4}
         assert run.info.status == "FINISHED"
-        assert client.get_experiment(run.info.experiment_id).name == "hope-paper"
+        assert client.get_experiment(run.info.experiment_id).name == "hope"
+        assert run.data.tags["hope.kind"] == "paper"
     finally:
         del os.environ["MLFLOW_ALLOW_FILE_STORE"]
 
@@ -97,3 +98,68 @@ def test_flatten_metrics_keeps_finite_numbers_only():
         "a.b": 1.0,
         "f": 2.5,
     }
+
+
+def test_outputs_go_to_the_parent_run_of_the_scores_they_analyse(tmp_path, monkeypatch):
+    """The scoring run's parent gets the paper outputs, its chunker runs BLEU and RAGAS."""
+    import math
+
+    from hope.tracking.layout import PARENT_TAG
+    from hope.tracking.record import RunRecord, log_run
+    from hope.tracking.settings import TrackingSettings
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    settings = TrackingSettings.from_mapping(
+        {"artifact_root": str(tmp_path / "mlruns")}, default_uri=uri
+    )
+    scores = tmp_path / "scores.csv"
+    scores.write_text("doc_id,domain,chunker,hope\na,news,c1,0.5\na,news,c2,0.7\n")
+    rows = [
+        {"doc_id": "a", "domain": "news", "chunker": c, "hope": v}
+        for c, v in (("c1", 0.5), ("c2", 0.7))
+    ]
+    from hope.tracking.stage import scores_key
+
+    key, md5 = scores_key(scores)
+    record = RunRecord(
+        config={},
+        rows=rows,
+        score_columns=["hope"],
+        objective_name="hope",
+        objective=0.6,
+        tags={"hope.kind": "stage", "hope.scores_md5": md5},
+        run_key=key,
+        repo=tmp_path,
+        data_hashes={},
+    )
+    parent = log_run(record, settings)
+    out = tmp_path / "paper_figures"
+    out.mkdir()
+    (out / "pairs.csv").write_text(
+        "doc_id,chunker,domain,hope,bleu,context_recall\n"
+        "a,c1,news,0.5,0.25,0.9\n"
+        "a,c2,news,0.7,0.5,\n"
+    )
+    (out / "table2.md").write_text("| AC |\n")
+    assert log_outputs_to_mlflow(out, scores=scores) == parent
+    client = MlflowClient(tracking_uri=uri)
+    assert "paper_figures/table2.md" in _artifacts(client, parent)
+    children = client.search_runs(
+        [client.get_run(parent).info.experiment_id],
+        filter_string=f"tags.`{PARENT_TAG}` = '{parent}'",
+    )
+    metrics = {c.data.tags["hope.chunker"]: c.data.metrics for c in children}
+    assert metrics["c1"]["bleu"] == pytest.approx(0.25) and metrics["c2"]["bleu"] == 0.5
+    assert metrics["c1"]["context_recall"] == pytest.approx(0.9)
+    assert metrics["c1"]["context_recall.news"] == pytest.approx(0.9)
+    assert (
+        math.isnan(metrics["c2"]["context_recall"])
+        and metrics["c2"]["undefined.context_recall"] == 1
+    )
+    assert math.isnan(metrics["c1"]["answer_correctness"])  # not run: NaN, the key is there
+    # Scores nobody logged: a run of its own, saying so.
+    other = tmp_path / "other.csv"
+    other.write_text("doc_id\n")
+    alone = log_outputs_to_mlflow(out, scores=other)
+    assert alone != parent and "no MLflow run" in client.get_run(alone).data.tags["hope.note"]

@@ -74,6 +74,17 @@ def stage_runs(work: Path) -> list:
     )
 
 
+def chunker_runs(work: Path, parent) -> list:
+    """The chunker runs below the `hope` stage's parent run."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{work / 'mlflow.db'}")
+    return client.search_runs(
+        [parent.info.experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'",
+    )
+
+
 def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
     """`dvc metrics show` lists every stage summary; `dvc plots show` renders the templates."""
     shown = dvc(work, "metrics", "show", "--json", env=env)
@@ -171,9 +182,19 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         ):
             assert (figures / name).stat().st_size > 0, name
 
+        # One experiment run: exactly one parent run (the hope stage's; nothing scored HOPE
+        # again), with a child run per chunker sharing its metric keys, and the paper outputs.
         hope_runs = stage_runs(work)
-        assert len(hope_runs) == 1  # the hope stage logged its run; nothing scored HOPE again
+        assert len(hope_runs) == 1
         assert hope_runs[0].data.metrics["corpus/n_pairs"] == 14
+        children = chunker_runs(work, hope_runs[0])
+        assert {c.data.tags["hope.chunker"] for c in children} == {"fixed_500_o0", "recursive_500"}
+        assert children[0].data.metrics.keys() == children[1].data.metrics.keys()
+        from mlflow import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{work / 'mlflow.db'}")
+        logged = {a.path for a in client.list_artifacts(hope_runs[0].info.run_id, "paper_figures")}
+        assert "paper_figures/table2.md" in logged
         check_metrics_and_plots(work, env)
 
         second = dvc(work, "repro", "paper_outputs", env=env)
@@ -181,6 +202,7 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         assert "up to date" in second.stdout
         assert server.requests == requests_after_first
         assert len(stage_runs(work)) == 1
+        assert len(chunker_runs(work, stage_runs(work)[0])) == 2
 
 
 def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):

@@ -1,4 +1,4 @@
-"""``hope-run -m``: one MLflow parent run per sweep, one child per job, with each launcher."""
+"""``hope-run -m``: one MLflow run per sweep, a child per job, whose chunker runs nest below it."""
 
 from __future__ import annotations
 
@@ -43,7 +43,13 @@ def test_multirun_is_one_parent_with_a_child_per_job(
     runs = client.search_runs([client.get_experiment_by_name("hope").experiment_id])
     parents = [r for r in runs if r.data.tags.get("hope.kind") == "sweep"]
     children = [r for r in runs if r.data.tags.get("hope.kind") == "job"]
-    assert len(runs) == 3 and len(parents) == 1 and len(children) == 2
+    chunker_runs = [r for r in runs if r.data.tags.get("hope.kind") == "chunker"]
+    assert len(runs) == 5 and len(parents) == 1 and len(children) == 2 and len(chunker_runs) == 2
+    # sweep -> job -> chunker: each job's chunker run is its child, with the same metric keys.
+    assert {r.data.tags["mlflow.parentRunId"] for r in chunker_runs} == {
+        c.info.run_id for c in children
+    }
+    assert chunker_runs[0].data.metrics.keys() == chunker_runs[1].data.metrics.keys()
     parent = parents[0]
     assert parent.info.status == "FINISHED"
     assert (sweep_dir / ".mlflow_parent_run").read_text().strip() == parent.info.run_id

@@ -48,20 +48,32 @@ def test_job_logs_config_metrics_prompts_evidence_and_no_secret(
     assert 0.0 <= objective <= 1.0
 
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    (logged,) = client.search_runs([client.get_experiment_by_name("hope").experiment_id])
+    runs = client.search_runs([client.get_experiment_by_name("hope").experiment_id])
+    (logged,) = [r for r in runs if r.data.tags["hope.kind"] == "job"]
+    (child,) = [r for r in runs if r.data.tags["hope.kind"] == "chunker"]
+    assert child.data.tags["mlflow.parentRunId"] == logged.info.run_id
     data = logged.data
-    assert logged.info.status == "FINISHED"
+    assert logged.info.status == "FINISHED" and child.info.status == "FINISHED"
     assert data.metrics["objective"] == pytest.approx(objective)
-    # Three levels: corpus, domain, (document, chunker) pair; BLEU beside the HOPE scores.
+    # The parent: corpus and domain level; the chunker's run: its scores, per domain, per document.
     for name in ("hope", "concept_unity", "semantic_independence", "information_preservation"):
         assert f"corpus/{name}" in data.metrics
         assert f"domain/news/{name}" in data.metrics and f"domain/wiki/{name}" in data.metrics
-        assert f"pair/fixed_500_o0/tiny-news/{name}" in data.metrics
+        assert f"{name}.news" in child.data.metrics and f"{name}.wiki" in child.data.metrics
     assert data.metrics["corpus/hope"] == pytest.approx(objective)
-    assert data.metrics["pair/fixed_500_o0/tiny-wiki/hope"] == pytest.approx(
+    assert child.data.metrics["hope"] == pytest.approx(objective)
+    assert child.data.metrics["hope.wiki"] == pytest.approx(
         float(next(r["hope"] for r in rows if r["doc_id"] == "tiny-wiki"))
     )
-    assert "corpus/bleu" in data.metrics
+    assert "corpus/bleu" in data.metrics and math.isfinite(child.data.metrics["bleu"])
+    assert child.data.params["chunker.chunk_size"] == "200"
+    assert {"documents.json", "evidence.jsonl"} <= set(_artifacts(client, child.info.run_id))
+    assert {d.dataset.name.split("-")[0] for d in child.inputs.dataset_inputs} == {
+        "corpus",
+        "chunks",
+    }
+    linked = child.data.tags["mlflow.linkedPrompts"]
+    assert "concept_statements" in linked and linked == data.tags["mlflow.linkedPrompts"]
     assert data.metrics["usage/requests"] > 0 and data.metrics["usage/prompt_tokens"] > 0
     assert {"usage/cache_hits", "usage/failures", "time/total_s", "time/score_s"} <= set(
         data.metrics
@@ -74,18 +86,14 @@ def test_job_logs_config_metrics_prompts_evidence_and_no_secret(
     assert data.params["prompt.concept_statements"].startswith("concept_statements@v")
     assert len(data.tags["mlflow.source.git.commit"]) == 40
     artifacts = _artifacts(client, logged.info.run_id)
-    assert {
-        "config.yaml",
-        "scores.csv",
-        "evidence.jsonl",
-        "summary.json",
-        "provenance.json",
-    } <= set(artifacts)
+    assert {"config.yaml", "scores.csv", "summary.json", "provenance.json"} <= set(artifacts)
     assert "prompts/truth_choice.yaml" in artifacts
     prompt = Path(logged.info.artifact_uri.removeprefix("file://")) / "prompts/truth_choice.yaml"
     assert "version: " in prompt.read_text() and "user: " in prompt.read_text()
 
     # No secret anywhere in the store: the database file and every artifact.
+    # (The traces of the job's LLM calls are in the database too: the default share is all.)
+    assert client.search_traces(locations=[logged.info.experiment_id])
     stored = [tmp_path / "mlflow.db", *(p for p in (tmp_path / "mlruns").rglob("*") if p.is_file())]
     for path in stored:
         content = path.read_bytes()

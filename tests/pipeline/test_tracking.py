@@ -194,12 +194,20 @@ def test_stage_metrics_file_by_hand_and_no_run_without_tracking(tmp_path: Path, 
     assert not (tmp_path / "mlflow.db").exists() and not list(tmp_path.rglob("mlflow.db"))
 
 
-def test_stage_logs_one_run_with_the_stage_outputs(tmp_path: Path, monkeypatch):
+def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, monkeypatch):
     from mlflow import MlflowClient
+
+    from hope.tracking.layout import CHILD_SCORES, CHILD_USAGE
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
     params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    (out / "evidence.jsonl").write_text(
+        "".join(
+            json.dumps({"doc_id": d, "chunker": c, "usage": {"llm": {"requests": n}}}) + "\n"
+            for d, c, n in (("a", "c1", 2), ("b", "c1", 1), ("a", "c2", 2))
+        )
+    )
     run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"  # the default store: mlflow.db in the repo
     client = MlflowClient(tracking_uri=store)
@@ -210,7 +218,8 @@ def test_stage_logs_one_run_with_the_stage_outputs(tmp_path: Path, monkeypatch):
     metrics = run.data.metrics
     metrics_file = json.loads((out / "metrics.json").read_text())
     assert metrics["corpus/hope"] == pytest.approx(metrics_file["corpus"]["hope"])
-    assert metrics["pair/c2/a/hope"] == pytest.approx(0.6) and "pair/c1/b/hope" not in metrics
+    # Per pair and per chunker: the children's metrics and tables, not hundreds of parent keys.
+    assert not any(k.startswith(("pair/", "chunker/")) for k in metrics)
     assert metrics["objective"] == pytest.approx(0.4)
     assert metrics["failures/semantic_independence"] == 1 and metrics["usage/requests"] == 5
     params = run.data.params
@@ -222,11 +231,48 @@ def test_stage_logs_one_run_with_the_stage_outputs(tmp_path: Path, monkeypatch):
     )
     tags = run.data.tags
     assert tags["hope.kind"] == "stage" and tags["hope.chunkers"] == "c1,c2"
+    assert tags["hope.scores_md5"] == file_md5s([out / "scores.csv"])[str(out / "scores.csv")]
     artifacts = {a.path for a in client.list_artifacts(run_id)}
-    assert {"scores.csv", "summary.json", "metrics.json", "evidence.jsonl", "provenance.json"} <= (
-        artifacts
-    )
+    assert {"scores.csv", "summary.json", "metrics.json", "provenance.json"} <= artifacts
     assert str(tmp_path / "mlruns") in run.info.artifact_uri
+
+    children = client.search_runs(
+        [run.info.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'"
+    )
+    by_chunker = {c.data.tags["hope.chunker"]: c for c in children}
+    assert set(by_chunker) == {"c1", "c2"}
+    keys = {name: set(c.data.metrics) for name, c in by_chunker.items()}
+    assert keys["c1"] == keys["c2"]  # the same keys in every child: Compare lines them up
+    assert {*CHILD_SCORES, *CHILD_USAGE, "failures", "hope.news", "hope.wiki"} <= keys["c1"]
+    c1, c2 = by_chunker["c1"].data.metrics, by_chunker["c2"].data.metrics
+    assert c1["hope"] == pytest.approx(0.2) and c2["concept_unity"] == pytest.approx(0.8)
+    assert c1["hope.news"] == pytest.approx(0.2) and math.isnan(c1["hope.wiki"])
+    assert math.isnan(c2["hope.wiki"]) and math.isnan(c1["bleu"])  # not measured by this stage
+    assert c1["requests"] == 3 and c2["requests"] == 2  # from the chunker's evidence lines
+    assert c1["failures.semantic_independence"] == 1 and c2["failures"] == 0
+    assert c1["undefined.hope"] == 1 and c1["n_documents"] == 2
+    for name, child in by_chunker.items():
+        assert child.info.status == "FINISHED" and child.data.params["chunker"] == name
+        files = {a.path for a in client.list_artifacts(child.info.run_id)}
+        assert {"documents.json", "evidence.jsonl"} <= files
+        local = client.download_artifacts(child.info.run_id, "documents.json", str(tmp_path))
+        table = json.loads(Path(local).read_text())
+        assert {r[table["columns"].index("doc_id")] for r in table["data"]} == (
+            {"a", "b"} if name == "c1" else {"a"}
+        )
+        evidence = client.download_artifacts(child.info.run_id, "evidence.jsonl", str(tmp_path))
+        assert {json.loads(x)["chunker"] for x in Path(evidence).read_text().splitlines()} == {name}
+        inputs_logged = {d.dataset.name: d.dataset.digest for d in child.inputs.dataset_inputs}
+        md5s = file_md5s(inputs)
+        assert inputs_logged == {
+            f"corpus-{md5s[str(inputs[0])]}": md5s[str(inputs[0])],
+            f"chunks-{md5s[str(inputs[1])]}": md5s[str(inputs[1])],
+        }
+
+    # Logging the same scores again (a forced rerun) reuses the parent and the children.
+    again = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    assert again == run_id
+    assert len(client.search_runs([run.info.experiment_id])) == 3
 
 
 def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
@@ -279,9 +325,24 @@ def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     experiment = client.get_experiment_by_name("hope")
     runs = client.search_runs([experiment.experiment_id])
-    assert len(runs) == 1
+    parents = [r for r in runs if r.data.tags["hope.kind"] == "stage"]
+    (child,) = [r for r in runs if r.data.tags["hope.kind"] == "chunker"]
+    assert len(runs) == 2 and len(parents) == 1  # one experiment run: a parent, one chunker
+    assert child.data.tags["mlflow.parentRunId"] == parents[0].info.run_id
     (row,) = csv.DictReader(Path("out/scores.csv").read_text().splitlines())
-    assert runs[0].data.metrics["corpus/hope"] == pytest.approx(float(row["hope"]))
+    assert parents[0].data.metrics["corpus/hope"] == pytest.approx(float(row["hope"]))
+    assert child.data.metrics["hope"] == pytest.approx(float(row["hope"]))
+    assert child.data.metrics["requests"] == parents[0].data.metrics["usage/requests"] > 0
+    # Every LLM call of the stage is a trace of the parent run (the default share is 1).
+    traces = client.search_traces(locations=[experiment.experiment_id])
+    assert (
+        len(traces)
+        == parents[0].data.metrics["usage/requests"] + parents[0].data.metrics["usage/cache_hits"]
+    )
+    assert {t.info.request_metadata.get("mlflow.sourceRun") for t in traces} == {
+        parents[0].info.run_id
+    }
+    runs = parents
     assert (
         runs[0].data.params["dvc.documents.jsonl"]
         == file_md5s(["documents.jsonl"])["documents.jsonl"]

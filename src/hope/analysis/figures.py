@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -156,13 +157,22 @@ def figure6_by_chunker(
     return fig
 
 
+# Characters per line of a Figure 7 panel title: a panel is half the 7 in page at 9 pt, about 50
+# characters; wrapped shorter so that a title never reaches into the next panel.
+TITLE_CHARS = 40
+
+
 def _gain_text(gain: Mapping[str, Any] | None, indicator: str) -> str:
+    """``ours`` then, on its own line, the paper's gain: wrapped to the panel's width."""
     if gain is None or gain.get("gain_pct") is None or math.isnan(gain["gain_pct"]):
         ours = "gain n/a" + (f" ({gain['reason']})" if gain and gain.get("reason") else "")
     else:
         ours = f"min→max {gain['gain_pct']:+.1f} %"
     paper = PAPER_GAINS_PCT.get(indicator)
-    return ours + (f" (paper +{paper:.1f} %)" if paper is not None else "")
+    lines = textwrap.wrap(ours, TITLE_CHARS)
+    if paper is not None:
+        lines.append(f"(paper +{paper:.1f} %)")
+    return "\n".join(lines)
 
 
 def figure7(
@@ -176,7 +186,9 @@ def figure7(
     """Each RAG indicator against semantic independence: bin means with 95 % t-interval bands.
 
     ``bins`` comes from :func:`hope.analysis.stats.binned_means`, ``gains`` from
-    :func:`hope.analysis.stats.min_max_gains`; the panel title prints the min-to-max gain. With
+    :func:`hope.analysis.stats.min_max_gains`; the panel title prints the min-to-max gain, or
+    "n/a" with the reason where the rule of ``min_max_gains`` finds the ratio meaningless, wrapped
+    to the panel's width with the paper's gain on a line of its own. With
     ``pairs`` the individual pairs are drawn faintly behind, so thin bins are visible as such.
     """
     xlabel = MATH_LABELS.get(x, x)

@@ -347,13 +347,28 @@ def binned_series(df: pd.DataFrame, x: str, ys: Sequence[str], bins: pd.DataFram
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-def min_max_gains(bins: pd.DataFrame, ys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+# The rule for a min-to-max gain (Figure 7, section 5): a ratio to the bottom bin's mean means
+# something only when that mean rests on enough pairs and is not near 0 (a mean of 0.01 turns any
+# rise into +1000 %). Both end bins need GAIN_MIN_PAIRS pairs and the bottom mean must be at least
+# GAIN_MIN_BASE on the indicators' [0, 1] scale; otherwise the gain is n/a with the reason.
+GAIN_MIN_PAIRS = 5
+GAIN_MIN_BASE = 0.05
+
+
+def min_max_gains(
+    bins: pd.DataFrame,
+    ys: Sequence[str] | None = None,
+    *,
+    min_pairs: int = GAIN_MIN_PAIRS,
+    min_base: float = GAIN_MIN_BASE,
+) -> dict[str, dict[str, Any]]:
     """Per indicator: gain from the lowest to the highest bin, as the paper reports it (section 5).
 
     ``gain_pct = (mean in the top bin - mean in the bottom bin) / mean in the bottom bin * 100``,
     the relative improvement "when comparing readings at minimum and maximum" semantic
-    independence. The end bins are the lowest and highest bins that hold at least one pair; the
-    gain is NaN (with a reason) without two such bins or when the bottom mean is 0.
+    independence. The end bins are the lowest and highest bins that hold at least one pair. The
+    gain is NaN, with a reason, without two such bins, when an end bin holds fewer than
+    ``min_pairs`` pairs, or when the bottom mean is below ``min_base`` (the rule above).
     """
     out: dict[str, dict[str, Any]] = {}
     names = list(ys) if ys is not None else list(dict.fromkeys(bins["y"]))
@@ -378,8 +393,12 @@ def min_max_gains(bins: pd.DataFrame, ys: Sequence[str] | None = None) -> dict[s
             n_bottom=int(bottom["n"]),
             n_top=int(top["n"]),
         )
-        if bottom["mean"] == 0:
+        if min(entry["n_bottom"], entry["n_top"]) < min_pairs:
+            entry["reason"] = f"end bin n<{min_pairs}"
+        elif bottom["mean"] == 0:
             entry["reason"] = "bottom-bin mean is 0"
+        elif abs(float(bottom["mean"])) < min_base:
+            entry["reason"] = f"bottom-bin mean {float(bottom['mean']):.3f} < {min_base:g}"
         else:
             entry["gain_pct"] = float((top["mean"] - bottom["mean"]) / bottom["mean"] * 100.0)
         out[y] = entry

@@ -1,4 +1,12 @@
-"""Logging the paper outputs (tables, figures, headline numbers) to an MLflow run."""
+"""Logging the paper outputs (tables, figures, headline numbers) to an MLflow run.
+
+The run is the parent run of the experiment run the outputs analyse: the run whose tag
+``hope.scores_md5`` is the md5 of the scores.csv that was analysed (``hope.tracking.stage``,
+``hope.pipeline.run``). Its chunker runs get the per-chunker BLEU and RAGAS means from the
+analysed pairs (``pairs.csv``), under the keys every chunker run has (``hope.tracking.layout``).
+Without such a run (scoring ran with tracking off, or elsewhere) the outputs get a run of their
+own in the ``hope`` experiment, tagged ``hope.kind = paper``.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-DEFAULT_EXPERIMENT = "hope-paper"
+DEFAULT_EXPERIMENT = "hope"  # the experiment hope-run and the DVC hope stage log to
 # The same store as `hope-run` (conf/tracking/mlflow.yaml): one `mlflow ui` shows both.
 DEFAULT_STORE = "mlflow.db"
 
@@ -69,13 +77,15 @@ def log_outputs_to_mlflow(
     experiment: str = DEFAULT_EXPERIMENT,
     run_name: str = "paper-outputs",
     artifact_path: str | None = "paper_figures",
+    scores: str | Path | None = None,
 ) -> str:
     """Log every file under ``out_dir`` as artifacts, and ``metrics.json`` as metrics.
 
-    The run is ``run_id`` if given, else the active run (``mlflow.start_run``), else a new run in
-    ``experiment`` that is ended afterwards. The tracking URI is ``tracking_uri``, else
-    ``MLFLOW_TRACKING_URI``, else ``./mlflow.db``; an active run keeps the URI it was started with.
-    Returns the run id.
+    The run is ``run_id`` if given, else the active run (``mlflow.start_run``), else the parent
+    run of the experiment run whose ``scores`` (the analysed scores.csv) these outputs analyse,
+    else a new run in ``experiment`` that is ended afterwards. The tracking URI is
+    ``tracking_uri``, else ``MLFLOW_TRACKING_URI``, else ``./mlflow.db``; an active run keeps the
+    URI it was started with. Returns the run id.
     """
     import mlflow
     from mlflow.entities import Metric
@@ -89,12 +99,19 @@ def log_outputs_to_mlflow(
     with _allow_file_store(uri):
         client = MlflowClient(tracking_uri=uri)
         created = False
+        parent = None
         if run_id is None and active is not None:
             run_id = active.info.run_id
-        elif run_id is None:
+        elif run_id is None and scores is not None:
+            parent = experiment_parent_run(client, scores)
+            run_id = parent.info.run_id if parent is not None else None
+        if run_id is None:
             found = client.get_experiment_by_name(experiment)
             experiment_id = found.experiment_id if found else client.create_experiment(experiment)
-            run_id = client.create_run(experiment_id, run_name=run_name).info.run_id
+            tags = {"hope.kind": "paper"}
+            if scores is not None:
+                tags["hope.note"] = f"no MLflow run has the scores {scores} analysed here"
+            run_id = client.create_run(experiment_id, run_name=run_name, tags=tags).info.run_id
             created = True
         try:
             client.log_artifacts(run_id, str(out_dir), artifact_path=artifact_path)
@@ -106,6 +123,8 @@ def log_outputs_to_mlflow(
                     run_id,
                     metrics=[Metric(_metric_key(k), v, now, 0) for k, v in sorted(values.items())],
                 )
+            if parent is not None and (out_dir / "pairs.csv").is_file():
+                log_chunker_outcomes(client, parent, out_dir / "pairs.csv")
         except BaseException:
             if created:
                 client.set_terminated(run_id, status="FAILED")
@@ -113,3 +132,61 @@ def log_outputs_to_mlflow(
         if created:
             client.set_terminated(run_id)
     return run_id
+
+
+def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
+    """The newest parent run (any experiment) tagged with the md5 of the ``scores`` file."""
+    from hope.tracking.layout import CHILD_KIND, KIND_TAG
+    from hope.tracking.provenance import file_md5s
+
+    path = Path(scores)
+    if not path.is_file():
+        return None
+    md5 = file_md5s([path])[str(path)]
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    if not experiments:
+        return None
+    runs = client.search_runs(
+        experiments, filter_string=f"tags.`hope.scores_md5` = '{md5}'", max_results=100
+    )
+    parents = [r for r in runs if r.data.tags.get(KIND_TAG) != CHILD_KIND]
+    return max(parents, key=lambda r: r.info.start_time or 0) if parents else None
+
+
+def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str, str]:
+    """BLEU and the RAGAS indicators of the analysed pairs, per chunker, on the parent's chunker
+    runs (their ``bleu``, ``<indicator>``, ``.<domain>`` and ``undefined.`` keys, which scoring
+    logged as NaN); returns chunker -> run id."""
+    import pandas as pd
+
+    from hope.tracking.layout import (
+        CHUNKER_TAG,
+        PARENT_TAG,
+        RAG_INDICATORS,
+        chunker_metrics,
+        find_runs_by_tag,
+        log_child_metrics,
+    )
+
+    frame = pd.read_csv(pairs_csv)
+    if "chunker" not in frame.columns:
+        return {}
+    scores = [c for c in ("bleu", *RAG_INDICATORS) if c in frame.columns]
+    domains = sorted(frame["domain"].astype(str).unique()) if "domain" in frame.columns else []
+    children = find_runs_by_tag(client, parent.info.experiment_id, {PARENT_TAG: parent.info.run_id})
+    logged: dict[str, str] = {}
+    for child in children:
+        chunker = child.data.tags.get(CHUNKER_TAG)
+        rows = frame[frame["chunker"].astype(str) == str(chunker)]
+        if chunker is None or rows.empty:
+            continue
+        records = rows.to_dict("records")
+        metrics = chunker_metrics(records, domains=domains, scores=scores)
+        ours = {
+            k: v
+            for k, v in metrics.items()
+            if any(k in (s, f"undefined.{s}") or k.startswith(f"{s}.") for s in scores)
+        }
+        log_child_metrics(client, child.info.run_id, ours)
+        logged[str(chunker)] = child.info.run_id
+    return logged

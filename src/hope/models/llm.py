@@ -9,6 +9,7 @@ validation is asked again here, with a new seed.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -106,6 +107,23 @@ class StructuredResponse:
     temperature_used: float
 
 
+@dataclass
+class LLMCall:
+    """One finished ``ChatLLM.structured`` call, as ``ChatLLM.on_call`` observers see it."""
+
+    key: str  # the request's cache key (a content hash)
+    prompt_id: str
+    messages: list[dict[str, str]]
+    response: str | None  # the raw answer; None when the call failed
+    seed: int | None  # the seed the answer came from (a retry's derived seed), else the asked one
+    temperature: float
+    latency_s: float
+    cached: bool
+    attempts: int
+    started_ns: int
+    error: str | None = None
+
+
 class _InvalidResponse(Exception):
     pass
 
@@ -156,6 +174,8 @@ class ChatLLM:
         self._client = client
         self._loop: tuple[int | None, Any, dict[str, asyncio.Future]] = (None, None, {})
         self.usage = Usage()
+        # Optional observer of each finished call (tracing: hope.tracking.traces); changes nothing.
+        self.on_call: Callable[[LLMCall], None] | None = None
 
     def _add(self, field: str, amount: float) -> None:
         setattr(self.usage, field, getattr(self.usage, field) + amount)
@@ -224,7 +244,47 @@ class ChatLLM:
             value, hit["content"], True, 0, hit.get("seed"), hit["temperature"]
         )
 
-    async def structured(
+    async def structured(self, **request: Any) -> StructuredResponse:
+        """``_structured`` (below), reported to ``on_call`` when an observer is set."""
+        if self.on_call is None:
+            return await self._structured(**request)
+        started_ns, mark = time.time_ns(), time.perf_counter()
+        try:
+            result = await self._structured(**request)
+        except LLMCallError as exc:
+            self._report(request, started_ns, mark, None, str(exc))
+            raise
+        self._report(request, started_ns, mark, result, None)
+        return result
+
+    def _report(self, request: dict[str, Any], started_ns: int, mark: float, result, error) -> None:
+        try:
+            key = self.cache_key(
+                **{k: request.get(k) for k in ("messages", "temperature", "seed", "max_tokens")},
+                response_model=request["response_model"],
+                prompt_id=request["prompt_id"],
+            )
+            self.on_call(  # type: ignore[misc]
+                LLMCall(
+                    key=key,
+                    prompt_id=request["prompt_id"],
+                    messages=list(request["messages"]),
+                    response=result.raw if result is not None else None,
+                    seed=result.seed_used if result is not None else request.get("seed"),
+                    temperature=(
+                        result.temperature_used if result is not None else request["temperature"]
+                    ),
+                    latency_s=time.perf_counter() - mark,
+                    cached=bool(result.cached) if result is not None else False,
+                    attempts=result.attempts if result is not None else 0,
+                    started_ns=started_ns,
+                    error=error,
+                )
+            )
+        except Exception as exc:  # an observer's fault must not fail a score
+            logging.getLogger(__name__).warning("on_call observer failed: %r", exc)
+
+    async def _structured(
         self,
         *,
         messages: Sequence[dict[str, str]],

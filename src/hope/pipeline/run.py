@@ -35,7 +35,7 @@ from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import write_json_atomic
+from hope.io import jsonl_lines, write_atomic, write_json_atomic
 from hope.records import check_documents
 from hope.stage_runner import read_records
 from hope.stages.chunk import chunk_documents
@@ -220,6 +220,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
 
     mark = time.perf_counter()
     settings, llm, embedder = build_from_config(cfg)
+    llm.on_call = recorder = trace_recorder(cfg)
     evaluator = HopeEvaluator(llm, embedder, settings)
     scored = asyncio.run(
         score_pairs(
@@ -253,6 +254,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     summary.update(
         {
             "documents_origin": origin,
+            "documents_path": str(path),
             "documents_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "chunkers": [c.name for c in chunkers],
             "objective": {
@@ -264,9 +266,19 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     )
     write_score_outputs(out, rows, scored, summary)
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
-    track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers)
+    # The chunk table, the chunker runs' dataset (as data/chunks/passages.jsonl is in DVC).
+    write_atomic(out / "passages.jsonl", jsonl_lines(passages))
+    traces = recorder.calls if recorder is not None else ()
+    track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers, traces)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)
     return objective
+
+
+def trace_recorder(cfg: DictConfig):
+    """The observer sampling the job's LLM calls for MLflow traces, or None (tracking off)."""
+    from hope.tracking import TrackingSettings
+
+    return TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
 
 
 def track(
@@ -280,15 +292,26 @@ def track(
     objective: float,
     out: Path,
     chunkers: Sequence[Chunker],
+    traces: Sequence[Any] = (),
 ) -> str | None:
+    """Log the job as a parent run with a child run per chunker (``hope.tracking.record``)."""
     from hope.pipeline.callbacks import job_context
     from hope.tracking import RunRecord, TrackingSettings, log_run
+    from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
+    from hope.tracking.provenance import file_md5s
+    from hope.tracking.stage import failures_per_chunker, scores_key
 
     settings = TrackingSettings.from_mapping(_plain(cfg.tracking))
     if not settings.enabled:
         return None
     parent_run_id, job_tags = job_context()
     config = {k: v for k, v in _plain(cfg).items() if k != "hydra"}
+    documents = Path(str(summary.get("documents_path") or out / "documents.jsonl"))
+    datasets = [
+        DataFile(role, path, file_md5s([path])[str(path)])
+        for role, path in ((CORPUS, documents), (CHUNKS, out / "passages.jsonl"))
+        if path.is_file()
+    ]
     record = RunRecord(
         config=config,
         rows=rows,
@@ -313,6 +336,7 @@ def track(
             "hope.llm": str(cfg.llm.model),
             "hope.chunkers": ",".join(c.name for c in chunkers),
             "hope.output_dir": str(out),
+            "hope.scores_md5": scores_key(out / "scores.csv")[1],
             **job_tags,
         },
         extra_params={
@@ -321,6 +345,10 @@ def track(
         },
         run_name=run_name(cfg, chunkers),
         repo=_repo(),
+        datasets=datasets,
+        failures_by_chunker=failures_per_chunker(summary),
+        chunker_configs={c.name: c.config for c in chunkers},
+        traces=traces,
     )
     run_id = log_run(record, settings, parent_run_id=parent_run_id)
     log.info("MLflow run %s at %s", run_id, settings.uri)

@@ -180,7 +180,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the notebooks' working dir")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds per cell")
     parser.add_argument("--mlflow", action="store_true", help="log --mlflow-dir to MLflow")
-    parser.add_argument("--mlflow-run-id", default=None, help="that run (default: a new one)")
+    parser.add_argument(
+        "--mlflow-run-id",
+        default=None,
+        help="that run (default: the parent run of the analysed scores, else a new one)",
+    )
     parser.add_argument("--mlflow-dir", type=Path, default=Path("paper_figures"))
     return parser.parse_args(argv)
 
@@ -213,7 +217,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mlflow:
         from hope.analysis.tracking import log_outputs_to_mlflow
 
-        run_id = log_outputs_to_mlflow(args.mlflow_dir, args.mlflow_run_id)
+        # The analysed scores (parameter ``scores``, relative to --cwd) name the experiment run
+        # whose parent MLflow run gets the outputs.
+        scores = parameters.get("scores")
+        scores = Path(args.cwd) / str(scores) if scores is not None else None
+        run_id = log_outputs_to_mlflow(args.mlflow_dir, args.mlflow_run_id, scores=scores)
         print(f"notebooks: logged {args.mlflow_dir} to MLflow run {run_id}")
     return 0
 

@@ -180,6 +180,9 @@ def _main(argv: list[str] | None = None) -> int:
     settings, llm, embedder = build_from_config(cfg)
     documents = read_jsonl(args.documents, "documents file")
     passages = read_jsonl(args.passages, "passages file")
+    from hope.tracking.stage import record_score_stage, stage_trace_recorder
+
+    llm.on_call = recorder = stage_trace_recorder(args.params)
     evaluator = HopeEvaluator(llm, embedder, settings)
     scored = asyncio.run(
         score_pairs(evaluator, documents, passages, parallel_pairs=params.get("parallel_pairs", 4))
@@ -187,10 +190,12 @@ def _main(argv: list[str] | None = None) -> int:
     out = Path(args.out_dir)
     summary = summarise(scored, llm.usage.to_dict())
     write_score_outputs(out, [score_row(*item) for item in scored], scored, summary)
-    from hope.tracking.stage import record_score_stage
-
     run_id = record_score_stage(
-        args.params, out, [args.documents, args.passages], wall_s=time.perf_counter() - started
+        args.params,
+        out,
+        [args.documents, args.passages],
+        wall_s=time.perf_counter() - started,
+        traces=recorder.calls if recorder is not None else (),
     )
     usage = summary["usage"]
     print(

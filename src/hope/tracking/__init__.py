@@ -5,11 +5,19 @@
 * ``provenance``: git commit and DVC data hashes;
 * ``names``: safe metric/param names, flattened params, score aggregates;
 * ``store``: the MLflow client, batches, artifacts, retries on a locked store;
-* ``record``: one job (``RunRecord``) as one finished run (``log_run``);
-* ``sweep``: a multirun as a parent run with child runs;
-* ``stage``: the DVC ``hope`` stage's metrics.json and MLflow run.
+* ``layout``: a parent run per experiment run (``get_or_create_parent_run``, by a key, for
+  whoever logs into the same one: shards, the analysis) and a child run per chunker with the same
+  metric keys in every child;
+* ``datasets``: the prepared corpus and the chunk table as ``mlflow.data`` datasets (DVC md5s);
+* ``prompts``: the prompts in MLflow's prompt registry, linked to the runs that used them;
+* ``traces``: sampled LLM calls (``ChatLLM.on_call``) as MLflow traces;
+* ``record``: one experiment run (``RunRecord``) as a parent run and its chunker runs
+  (``log_run``);
+* ``sweep``: a multirun as a run whose children are the jobs' parent runs;
+* ``stage``: the DVC ``hope`` stage's metrics.json and MLflow runs.
 """
 
+from hope.tracking.layout import get_or_create_parent_run
 from hope.tracking.names import aggregate_metrics
 from hope.tracking.provenance import dvc_hashes, git_commit
 from hope.tracking.record import RunRecord, log_run
@@ -22,6 +30,7 @@ __all__ = [
     "TrackingSettings",
     "aggregate_metrics",
     "dvc_hashes",
+    "get_or_create_parent_run",
     "git_commit",
     "log_run",
     "redact",

@@ -28,14 +28,19 @@ def finite_mean(values: Iterable[Any]) -> float | None:
 
 
 def aggregate_metrics(
-    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *, per_pair: bool = True
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    *,
+    per_pair: bool = True,
+    per_chunker: bool = True,
 ) -> dict[str, float]:
     """Score columns of pair rows (doc_id, domain, chunker, ...) at corpus, domain and pair level.
 
     A level's value is the mean over its pairs whose score is defined; a level where none is
     defined gets no metric (MLflow has no null), and ``.../undefined/<score>`` counts such pairs.
     Metric names do not mention the chunker unless the job ran several, so that the runs of a
-    sweep over chunkers share names and can be compared side by side.
+    sweep over chunkers share names and can be compared side by side. ``per_chunker=False``
+    leaves the chunker level out (the MLflow parent run: its chunker runs hold it).
     """
     metrics: dict[str, float] = {}
     chunkers = sorted({str(r["chunker"]) for r in rows})
@@ -57,7 +62,7 @@ def aggregate_metrics(
 
     level("corpus", rows)
     by_domain("", rows)
-    if len(chunkers) > 1:
+    if per_chunker and len(chunkers) > 1:
         for chunker in chunkers:
             subset = [r for r in rows if r["chunker"] == chunker]
             level(f"chunker/{name_part(chunker)}", subset)

@@ -1,23 +1,30 @@
-"""One job as one finished MLflow run, from plain data (``RunRecord``).
+"""One experiment run (a job, a DVC stage run) as MLflow runs, from plain data (``RunRecord``).
 
-A job's run holds
+The layout (``hope.tracking.layout``): a **parent run** for the experiment run, holding
 
 * params: the resolved config flattened (``cfg.llm.model`` ...; secrets redacted), the seeds
   (``seed.*``), every prompt's identity (``prompt.<name>`` = ``name@vN#texthash``), the DVC data
   hashes (``dvc.<path>``) and the objective's name;
-* tags: the git commit (``mlflow.source.git.commit``) and whether the tree was dirty;
-* metrics: each score column at corpus level (``corpus/<score>``), per domain
-  (``domain/<domain>/<score>``), per (document, chunker) pair (``pair/<chunker>/<doc_id>/<score>``)
-  and, when a job runs several chunkers, per chunker (``chunker/<name>/...``); LLM usage
-  (``usage/*``), failed items per sub-metric (``failures/*``), wall times (``time/*``) and
-  ``objective``;
+* tags: the git commit (``mlflow.source.git.commit``), whether the tree was dirty, the run key;
+* metrics: each score column at corpus level (``corpus/<score>``) and per domain
+  (``domain/<domain>/<score>``), LLM usage (``usage/*``), failed items per sub-metric
+  (``failures/*``), wall times (``time/*``) and ``objective``;
 * artifacts: ``config.yaml`` (redacted), ``prompts/<name>.yaml`` (text and version),
-  ``provenance.json`` and the files the caller passes (scores.csv, evidence.jsonl, ...).
+  ``provenance.json`` and the files the caller passes (scores.csv, summary.json, ...);
+* the sampled LLM calls as traces (``hope.tracking.traces``);
+
+and a **child run per chunker** with the same metric keys in every child
+(``layout.chunker_metrics``: ``hope``, the sub-metrics, ``bleu``, the RAGAS indicators, usage,
+failures, ``<score>.<domain>``), the per-document rows as the table ``documents.json``, the
+chunker's per-passage evidence (``evidence.jsonl``, unless ``log_evidence`` is off) and the
+prepared corpus and chunk table as dataset inputs. Every prompt is registered in MLflow's prompt
+registry, and the parent and the children link the versions they used.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,13 +32,27 @@ from typing import Any
 
 import yaml
 
+from hope.tracking.datasets import DataFile, log_datasets
+from hope.tracking.layout import (
+    KIND_TAG,
+    PARENT_TAG,
+    TABLE_FILE,
+    chunker_metrics,
+    get_or_create_child_run,
+    get_or_create_parent_run,
+    log_child_metrics,
+    new_run_key,
+    table_columns,
+)
 from hope.tracking.names import MAX_PARAM_CHARS, aggregate_metrics, flatten, is_finite, name_part
+from hope.tracking.prompts import register_and_link
 from hope.tracking.provenance import dvc_hashes, git_commit
 from hope.tracking.secrets import redact, scrub, secret_values
 from hope.tracking.settings import TrackingSettings
 from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.traces import log_traces
 
-PARENT_TAG = "mlflow.parentRunId"
+__all__ = ["PARENT_TAG", "RunRecord", "log_run"]
 
 
 @dataclass
@@ -57,6 +78,16 @@ class RunRecord:
     repo: Path | None = None
     # path -> md5 of the data the job read; None: every output recorded in <repo>/dvc.lock
     data_hashes: Mapping[str, str] | None = None
+    # The experiment run this record belongs to (get_or_create_parent_run); None: a new one.
+    run_key: str | None = None
+    # The prepared corpus and the chunk table, as the chunker runs' dataset inputs.
+    datasets: Sequence[DataFile] = ()
+    # chunker -> sub-metric -> failed items
+    failures_by_chunker: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # chunker -> its config (the child run's params)
+    chunker_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Sampled LLM calls (hope.models.llm.LLMCall), logged as traces of the parent run.
+    traces: Sequence[Any] = ()
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -72,8 +103,9 @@ def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mappi
 
 
 def run_metrics(record: RunRecord, settings: TrackingSettings) -> dict[str, float]:
+    """The parent run's metrics: corpus and domain level (per chunker: the children)."""
     metrics = aggregate_metrics(
-        record.rows, record.score_columns, per_pair=settings.log_pair_metrics
+        record.rows, record.score_columns, per_pair=False, per_chunker=False
     )
     for key, value in record.usage.items():
         if is_finite(value):
@@ -90,7 +122,8 @@ def run_metrics(record: RunRecord, settings: TrackingSettings) -> dict[str, floa
 def log_run(
     record: RunRecord, settings: TrackingSettings, *, parent_run_id: str | None = None
 ) -> str | None:
-    """Create one finished run holding ``record``; returns its id (None when tracking is off)."""
+    """Log ``record`` as a parent run with a child per chunker; returns the parent's id (None when
+    tracking is off). ``parent_run_id`` nests the parent under a sweep's run."""
     if not settings.enabled:
         return None
     secrets = secret_values()
@@ -108,14 +141,19 @@ def log_run(
     if commit:
         tags["mlflow.source.git.commit"] = commit
         tags["hope.git_dirty"] = str(dirty).lower()
-    if parent_run_id:
-        tags[PARENT_TAG] = parent_run_id
-    run = with_retry(
-        lambda: client.create_run(exp_id, tags=tags, run_name=settings.run_name or record.run_name)
+    run_id, created = get_or_create_parent_run(
+        settings,
+        record.run_key or new_run_key(),
+        run_name=settings.run_name or record.run_name or "hope",
+        tags=tags,
+        parent_run_id=parent_run_id,
     )
-    run_id = run.info.run_id
     try:
-        log_batches(client, run_id, run_params(record, config, dvc), run_metrics(record, settings))
+        params = run_params(record, config, dvc)
+        if not created:  # a logged param cannot change: add only the new ones
+            known = client.get_run(run_id).data.params
+            params = {k: v for k, v in params.items() if k not in known}
+        log_batches(client, run_id, params, run_metrics(record, settings))
         client.log_text(
             run_id, yaml.safe_dump(config, sort_keys=False, allow_unicode=True), "config.yaml"
         )
@@ -129,22 +167,122 @@ def log_run(
             "git_commit": commit,
             "git_dirty": dirty,
             "dvc_hashes": dvc,
+            "datasets": {d.role: {"path": str(d.path), "md5": d.md5} for d in record.datasets},
             "seeds": dict(record.seeds),
             "usage": dict(record.usage),
             "timings_s": dict(record.timings),
             "objective": {"name": record.objective_name, "value": _json_number(record.objective)},
         }
         client.log_text(run_id, scrub(json.dumps(provenance, indent=2), secrets), "provenance.json")
-        files = dict(record.artifacts)
-        if settings.log_evidence:
-            files.update(record.evidence_artifacts)
-        for artifact_path, local in files.items():
+        for artifact_path, local in record.artifacts.items():
             log_file(client, run_id, artifact_path, Path(local), secrets)
+        children = log_children(client, exp_id, run_id, record, settings, secrets)
+        if record.prompts:
+            register_and_link(client, record.prompts, [run_id, *children.values()])
+        if record.traces:
+            log_traces(client, settings.uri, exp_id, run_id, record.traces)
     except BaseException:
         with_retry(lambda: client.set_terminated(run_id, "FAILED"))
         raise
     with_retry(lambda: client.set_terminated(run_id, "FINISHED"))
     return run_id
+
+
+def log_children(
+    client: Any,
+    exp_id: str,
+    parent_id: str,
+    record: RunRecord,
+    settings: TrackingSettings,
+    secrets: Sequence[str],
+) -> dict[str, str]:
+    """One finished child run per chunker of ``record``; returns chunker -> run id."""
+    chunkers = sorted({str(r["chunker"]) for r in record.rows})
+    domains = sorted({str(r["domain"]) for r in record.rows})
+    evidence = {k: Path(v) for k, v in record.evidence_artifacts.items() if Path(v).is_file()}
+    with tempfile.TemporaryDirectory(prefix="hope-children-") as tmp:
+        split, usage = split_evidence(evidence, Path(tmp), chunkers)
+        children: dict[str, str] = {}
+        base_tags = {k: v for k, v in record.tags.items() if k not in (KIND_TAG, "hope.chunkers")}
+        for chunker in chunkers:
+            rows = [r for r in record.rows if str(r["chunker"]) == chunker]
+            child = get_or_create_child_run(client, exp_id, parent_id, chunker, base_tags)
+            children[chunker] = child
+            try:
+                params = {"chunker": chunker}
+                params.update(
+                    {
+                        f"chunker.{k}": v
+                        for k, v in flatten(redact(record.chunker_configs.get(chunker, {}))).items()
+                    }
+                )
+                known = client.get_run(child).data.params
+                log_batches(client, child, {k: v for k, v in params.items() if k not in known}, {})
+                log_child_metrics(
+                    client,
+                    child,
+                    chunker_metrics(
+                        rows,
+                        domains=domains,
+                        usage=usage.get(chunker),
+                        failures=record.failures_by_chunker.get(chunker),
+                    ),
+                )
+                if settings.log_pair_metrics and rows:
+                    table = table_columns(rows)
+                    with_retry(
+                        lambda child=child, table=table: client.log_table(child, table, TABLE_FILE)
+                    )
+                if settings.log_evidence:
+                    for artifact_path in evidence:
+                        local = split[(artifact_path, chunker)]
+                        log_file(client, child, artifact_path, local, secrets)
+                if record.datasets:
+                    log_datasets(client, child, record.datasets)
+            except BaseException:
+                with_retry(lambda child=child: client.set_terminated(child, "FAILED"))
+                raise
+            with_retry(lambda child=child: client.set_terminated(child, "FINISHED"))
+    return children
+
+
+def split_evidence(
+    evidence: Mapping[str, Path], folder: Path, chunkers: Sequence[str]
+) -> tuple[dict[tuple[str, str], Path], dict[str, dict[str, float]]]:
+    """Each evidence file's lines per chunker (files under ``folder``), and the LLM usage each
+    chunker's evaluations recorded (``usage.llm`` of its lines, summed).
+
+    A request two chunkers share (an identical passage) is counted for the one whose evaluation
+    sent it; the other counts a cache hit, so the children's requests add up to the total.
+    """
+    paths: dict[tuple[str, str], Path] = {}
+    usage: dict[str, dict[str, float]] = {c: {} for c in chunkers}
+    for index, (artifact_path, source) in enumerate(sorted(evidence.items())):
+        handles = {}
+        try:
+            for chunker in chunkers:
+                path = folder / f"{index}-{name_part(chunker)}.jsonl"
+                paths[(artifact_path, chunker)] = path
+                handles[chunker] = path.open("w", encoding="utf-8")
+            with source.open(encoding="utf-8") as lines:
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    item = json.loads(line)
+                    chunker = str(item.get("chunker"))
+                    if chunker not in handles:
+                        continue
+                    handles[chunker].write(line if line.endswith("\n") else line + "\n")
+                    if index == 0:
+                        llm = (item.get("usage") or {}).get("llm") or {}
+                        totals = usage[chunker]
+                        for key, value in llm.items():
+                            if is_finite(value):
+                                totals[key] = totals.get(key, 0.0) + float(value)
+        finally:
+            for handle in handles.values():
+                handle.close()
+    return paths, usage
 
 
 def _json_number(value: float) -> float | None:

@@ -17,6 +17,9 @@ class TrackingSettings:
     log_evidence: bool = True
     log_pair_metrics: bool = True
     enabled: bool = True
+    # Share of LLM calls recorded as MLflow traces (hope.tracking.traces), and their cap per run.
+    trace_share: float = 1.0
+    trace_limit: int | None = 2000
 
     @classmethod
     def from_mapping(
@@ -36,4 +39,35 @@ class TrackingSettings:
             run_name=data.get("run_name"),
             log_evidence=bool(data.get("log_evidence", True)),
             log_pair_metrics=bool(data.get("log_pair_metrics", True)),
+            trace_share=_share(data.get("trace_share", 1.0)),
+            trace_limit=_limit(data.get("trace_limit", 2000)),
         )
+
+    def trace_recorder(self):
+        """A ``ChatLLM.on_call`` observer keeping the sampled calls, or None (tracking off, or a
+        zero share)."""
+        if not self.enabled or self.trace_share <= 0 or self.trace_limit == 0:
+            return None
+        from hope.tracking.traces import TraceRecorder
+
+        return TraceRecorder(self.trace_share, self.trace_limit)
+
+
+def _share(value: Any) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"tracking.trace_share must be a number in [0, 1], got {value!r}"
+        ) from None
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"tracking.trace_share must be in [0, 1], got {value!r}")
+    return share
+
+
+def _limit(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"tracking.trace_limit must be a count >= 0 or null, got {value!r}")
+    return value

@@ -5,12 +5,14 @@ evidence.jsonl) and
 
 * writes ``metrics.json`` beside them, for ``dvc metrics`` and ``dvc exp show``: the scores at
   corpus, domain and (with several chunkers) chunker level, LLM usage, failed items per
-  sub-metric and wall time, under the names the MLflow run uses (``corpus/hope`` there is
-  ``corpus.hope`` here);
-* logs them as one MLflow run, as ``hope-run`` logs a job, when params.yaml's ``tracking:``
-  section is enabled. The store is ``tracking.uri``, else ``MLFLOW_TRACKING_URI``, else
-  ``mlflow.db`` in the directory the stage runs in (the repository root under DVC), the store
-  ``hope-run`` uses too.
+  sub-metric and wall time, under the names the MLflow parent run uses (``corpus/hope`` there
+  is ``corpus.hope`` here);
+* logs them as MLflow runs, as ``hope-run`` logs a job (a parent run and a child run per
+  chunker, ``hope.tracking.record``), when params.yaml's ``tracking:`` section is enabled. The
+  parent's key is the md5 of the scores.csv written (``hope.scores_md5``): the analysis of those
+  scores (``hope.analysis.tracking``) logs the paper outputs to the same parent. The store is
+  ``tracking.uri``, else ``MLFLOW_TRACKING_URI``, else ``mlflow.db`` in the directory the stage
+  runs in (the repository root under DVC), the store ``hope-run`` uses too.
 
 Reading the written files, not the objects that produced them, makes the run show exactly what
 DVC recorded.
@@ -28,6 +30,7 @@ from typing import Any
 import yaml
 
 from hope.result import METRICS
+from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
 from hope.tracking.names import aggregate_metrics, finite_mean, is_finite, name_part
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
@@ -57,6 +60,21 @@ def read_score_rows(path: Path) -> list[dict[str, Any]]:
 def failures_per_metric(summary: Mapping[str, Any]) -> dict[str, int]:
     by_metric = summary.get("failures_by_metric_and_chunker") or {}
     return {metric: sum(counts.values()) for metric, counts in by_metric.items()}
+
+
+def failures_per_chunker(summary: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """chunker -> sub-metric -> failed items, from summary.json's metric -> chunker counts."""
+    by_chunker: dict[str, dict[str, int]] = {}
+    for metric, counts in (summary.get("failures_by_metric_and_chunker") or {}).items():
+        for chunker, count in counts.items():
+            by_chunker.setdefault(str(chunker), {})[metric] = int(count)
+    return by_chunker
+
+
+def scores_key(scores_csv: Path) -> tuple[str, str]:
+    """(run key, md5) of a scores.csv: the experiment run its scores came from."""
+    md5 = file_md5s([scores_csv])[str(scores_csv)]
+    return f"scores:{md5}", md5
 
 
 def flat_stage_metrics(
@@ -98,6 +116,7 @@ def stage_record(
     data_hashes: Mapping[str, str],
     wall_s: float,
     repo: Path,
+    traces: Sequence[Any] = (),
 ) -> RunRecord:
     hope = params.get("hope") or {}
     corpora = params.get("corpora") or {}
@@ -107,6 +126,8 @@ def stage_record(
     corpus = str(corpora.get("profile", "unknown"))
     profile = str(hope.get("profile", settings.get("profile", "paper")))
     chunking = chunkers[0] if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
+    run_key, scores_md5 = scores_key(out_dir / "scores.csv")
+    roles = dict(zip(data_hashes, (CORPUS, CHUNKS), strict=False))  # documents, then passages
     return RunRecord(
         config={
             "hope": dict(hope),
@@ -138,10 +159,15 @@ def stage_record(
             "hope.llm": str(models.get("llm", hope.get("llm", ""))),
             "hope.chunkers": ",".join(chunkers),
             "hope.output_dir": str(out_dir),
+            "hope.scores_md5": scores_md5,
         },
         run_name=f"dvc hope: {corpus}/{chunking}/{profile}",
         repo=repo,
         data_hashes=data_hashes,
+        run_key=run_key,
+        datasets=[DataFile(role, Path(path), data_hashes[path]) for path, role in roles.items()],
+        failures_by_chunker=failures_per_chunker(summary),
+        traces=traces,
     )
 
 
@@ -152,12 +178,14 @@ def record_score_stage(
     *,
     wall_s: float,
     repo: Path | None = None,
+    traces: Sequence[Any] = (),
 ) -> str | None:
     """Write ``<out_dir>/metrics.json`` and, with tracking on, log the MLflow run.
 
-    ``inputs`` are the files the stage read (their md5s are the run's ``dvc.<path>`` params, as
-    dvc.lock will record them). Returns the run id, or None when params.yaml has no enabled
-    ``tracking:`` section.
+    ``inputs`` are the files the stage read, the documents then the passages (their md5s are the
+    run's ``dvc.<path>`` params, as dvc.lock will record them, and name the chunker runs'
+    datasets). ``traces``: the sampled LLM calls (``stage_trace_recorder``). Returns the parent
+    run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
     from hope.io import write_json_atomic
 
@@ -168,12 +196,24 @@ def record_score_stage(
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     write_json_atomic(out / METRICS_FILE, nest(flat_stage_metrics(rows, summary, wall_s)))
 
-    tracking = params.get("tracking") or {"enabled": False}
-    default_uri = f"sqlite:///{(repo / DEFAULT_STORE).resolve()}"
-    settings = TrackingSettings.from_mapping(tracking, default_uri=default_uri)
+    settings = stage_settings(params_path, repo)
     if not settings.enabled:
         return None
     if settings.artifact_root:
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
-    record = stage_record(params, rows, summary, out, file_md5s(inputs), wall_s, repo)
+    record = stage_record(params, rows, summary, out, file_md5s(inputs), wall_s, repo, traces)
     return log_run(record, settings)
+
+
+def stage_settings(params_path: Path | str, repo: Path | None = None) -> TrackingSettings:
+    """params.yaml's ``tracking:`` as settings (disabled without that section)."""
+    repo = Path.cwd() if repo is None else repo
+    params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
+    tracking = params.get("tracking") or {"enabled": False}
+    default_uri = f"sqlite:///{(repo / DEFAULT_STORE).resolve()}"
+    return TrackingSettings.from_mapping(tracking, default_uri=default_uri)
+
+
+def stage_trace_recorder(params_path: Path | str):
+    """The ``ChatLLM.on_call`` observer sampling the stage's LLM calls for traces, or None."""
+    return stage_settings(params_path).trace_recorder()

@@ -22,7 +22,7 @@ T = TypeVar("T")
 def client_for(settings: TrackingSettings):
     from mlflow import MlflowClient
 
-    return MlflowClient(tracking_uri=settings.uri)
+    return MlflowClient(tracking_uri=settings.uri, registry_uri=settings.uri)
 
 
 def with_retry(operation: Callable[[], T], attempts: int = 8) -> T:

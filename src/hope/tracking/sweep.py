@@ -1,4 +1,5 @@
-"""A multirun as one parent run whose job runs are its children (``mlflow.parentRunId``)."""
+"""A multirun as one run whose children (``mlflow.parentRunId``) are the jobs' parent runs; each
+job's chunker runs nest one level below (``hope.tracking.layout``)."""
 
 from __future__ import annotations
 

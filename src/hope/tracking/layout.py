@@ -1,0 +1,185 @@
+"""The run layout a researcher compares in: a parent run per experiment run, a child per chunker.
+
+* The **parent run** stands for one experiment run (a DVC ``hope`` stage run, a ``hope-run`` job,
+  a set of shards): config, seeds, commit, DVC hashes, the objective, corpus-level aggregates and
+  the stage's files. ``get_or_create_parent_run`` finds it by its key (tag ``hope.run_key``) or
+  creates it, so that several processes (shards, the analysis stage) can log into the same one.
+* One **child run per chunker** (tag ``hope.kind = chunker``) holds the *same metric keys* in every
+  child (``CHILD_SCORES``, the usage counts, failures, ``<score>.<domain>`` for every domain of the
+  experiment run): a value that was not measured or is undefined for that chunker is logged as NaN,
+  so that selecting the children in the MLflow UI and pressing *Compare* puts chunkers side by
+  side. Per-document rows are an MLflow table (``documents.json``), the per-passage evidence an
+  artifact, the prepared corpus and the chunk table its dataset inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from hope.result import METRICS
+from hope.tracking.names import finite_mean, is_finite, name_part
+from hope.tracking.settings import TrackingSettings
+from hope.tracking.store import client_for, experiment_id, log_batches, with_retry
+
+PARENT_TAG = "mlflow.parentRunId"
+RUN_KEY_TAG = "hope.run_key"
+CHUNKER_TAG = "hope.chunker"
+KIND_TAG = "hope.kind"
+CHILD_KIND = "chunker"
+# The RAGAS indicators (hope.analysis.paper.INDICATORS, not imported: that package loads plotting).
+RAG_INDICATORS = (
+    "answer_correctness",
+    "factual_correctness",
+    "context_recall",
+    "response_relevancy",
+)
+# Scores every chunker child has, in this order: HOPE, its sub-metrics, BLEU, the RAGAS indicators.
+CHILD_SCORES = ("hope", *METRICS, "bleu", *RAG_INDICATORS)
+# LLM usage counts every chunker child has.
+CHILD_USAGE = ("requests", "prompt_tokens", "completion_tokens", "cache_hits")
+TABLE_FILE = "documents.json"
+
+
+def new_run_key() -> str:
+    return uuid.uuid4().hex
+
+
+def find_runs_by_tag(client: Any, exp_id: str, tags: Mapping[str, str]) -> list[Any]:
+    """Runs of ``exp_id`` carrying every tag of ``tags`` (oldest first)."""
+    conditions = " and ".join(f"tags.`{k}` = '{_quoted(v)}'" for k, v in tags.items())
+    runs = with_retry(
+        lambda: client.search_runs([exp_id], filter_string=conditions, max_results=1000)
+    )
+    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
+
+
+def _quoted(value: str) -> str:
+    return str(value).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def get_or_create_parent_run(
+    settings: TrackingSettings,
+    run_key: str,
+    *,
+    run_name: str,
+    tags: Mapping[str, str] | None = None,
+    parent_run_id: str | None = None,
+) -> tuple[str, bool]:
+    """``(run id, created)`` of the parent run of the experiment run ``run_key``.
+
+    The parent is the run of the tracking experiment tagged ``hope.run_key = run_key`` and not a
+    chunker child; without one it is created (open: its creator or whoever logs last closes it with
+    ``client.set_terminated``). Two processes creating it at the same moment both see the oldest
+    one afterwards: the younger deletes its own. ``parent_run_id`` nests it under a sweep's run.
+    """
+    if not settings.enabled:
+        raise ValueError("get_or_create_parent_run: tracking is disabled")
+    client = client_for(settings)
+    exp_id = with_retry(lambda: experiment_id(client, settings))
+    key_tag = {RUN_KEY_TAG: run_key}
+    existing = [
+        r
+        for r in find_runs_by_tag(client, exp_id, key_tag)
+        if r.data.tags.get(KIND_TAG) != CHILD_KIND
+    ]
+    if existing:
+        return existing[0].info.run_id, False
+    all_tags = {**(tags or {}), **key_tag}
+    if parent_run_id:
+        all_tags[PARENT_TAG] = parent_run_id
+    run = with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name))
+    run_id = run.info.run_id
+    racing = [
+        r
+        for r in find_runs_by_tag(client, exp_id, key_tag)
+        if r.data.tags.get(KIND_TAG) != CHILD_KIND
+    ]
+    if racing and racing[0].info.run_id != run_id:
+        with_retry(lambda: client.delete_run(run_id))
+        return racing[0].info.run_id, False
+    return run_id, True
+
+
+def get_or_create_child_run(
+    client: Any, exp_id: str, parent_run_id: str, chunker: str, tags: Mapping[str, str]
+) -> str:
+    """The chunker's child run under ``parent_run_id`` (created if it has none yet)."""
+    found = find_runs_by_tag(client, exp_id, {PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker})
+    if found:
+        return found[0].info.run_id
+    all_tags = {**tags, PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker, KIND_TAG: CHILD_KIND}
+    return with_retry(
+        lambda: client.create_run(exp_id, tags=all_tags, run_name=chunker)
+    ).info.run_id
+
+
+def chunker_metrics(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    domains: Iterable[str],
+    usage: Mapping[str, Any] | None = None,
+    failures: Mapping[str, int] | None = None,
+    scores: Sequence[str] = CHILD_SCORES,
+) -> dict[str, float]:
+    """One chunker's metrics under the keys every child shares.
+
+    ``<score>``: the mean over its (document) rows where defined, NaN where none is (or the score
+    was not computed in this run, e.g. RAGAS before its stage ran); ``<score>.<domain>`` the same
+    per domain; ``undefined.<score>``: rows without a value; ``n_documents``; the LLM usage counts
+    (``requests``, tokens, ``cache_hits``), ``failures`` (failed items) and ``failures.<metric>``.
+    """
+    metrics: dict[str, float] = {"n_documents": float(len(rows))}
+    domains = sorted({name_part(d) for d in domains})
+    for score in scores:
+        mean = finite_mean(r.get(score) for r in rows)
+        metrics[score] = math.nan if mean is None else mean
+        metrics[f"undefined.{score}"] = float(sum(1 for r in rows if not is_finite(r.get(score))))
+        for domain in domains:
+            subset = [r for r in rows if name_part(r.get("domain")) == domain]
+            value = finite_mean(r.get(score) for r in subset)
+            metrics[f"{score}.{domain}"] = math.nan if value is None else value
+    usage = usage or {}
+    for key in CHILD_USAGE:
+        value = usage.get(key)
+        metrics[key] = float(value) if is_finite(value) else math.nan
+    failures = failures or {}
+    metrics["failures"] = float(sum(failures.values()))
+    for metric in METRICS:
+        metrics[f"failures.{metric}"] = float(failures.get(metric, 0))
+    return metrics
+
+
+def table_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """Per-document rows as MLflow's table (column -> values; None for an undefined score)."""
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    table: dict[str, list[Any]] = {c: [] for c in columns}
+    for row in rows:
+        for column in columns:
+            value = row.get(column)
+            if isinstance(value, float) and not math.isfinite(value):
+                value = None
+            table[column].append(value)
+    return table
+
+
+def log_child_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None:
+    """Every metric, NaN included (``log_batches`` drops non-finite values; here NaN is a value:
+    the key must exist in every child)."""
+    import time
+
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    items = [Metric(k, float(v), now, 0) for k, v in metrics.items()]
+    for i in range(0, len(items), 1000):
+        batch = items[i : i + 1000]
+        with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
+
+
+def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
+    log_batches(client, run_id, params, {})
