@@ -102,6 +102,25 @@ def resolve_kernel(kernel_name: str | None = None) -> Iterator[str]:
                 os.environ["JUPYTER_PATH"] = old
 
 
+# What papermill and the kernel record about one execution rather than about its results: clock
+# times, durations, and the (temporary, absolute) file names. A DVC output keeps none of them, so
+# the executed notebook has the same bytes in every clone and on every rerun.
+RUN_KEYS = ("start_time", "end_time", "duration", "input_path", "output_path")
+
+
+def scrub_run_metadata(notebook) -> None:
+    """Drop time stamps, durations, paths and the kernel's registry name from ``notebook``."""
+    metadata = notebook.metadata
+    for key in RUN_KEYS:
+        metadata.get("papermill", {}).pop(key, None)
+    # The kernel that ran it may be a temporary spec named after sys.prefix (resolve_kernel).
+    metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+        for key in RUN_KEYS:
+            cell.metadata.get("papermill", {}).pop(key, None)
+
+
 def execute_notebook(
     source: str | Path,
     output: str | Path,
@@ -141,7 +160,10 @@ def execute_notebook(
                 os.replace(tmp, failed)
             raise
         # Validate before publishing: a notebook nbformat cannot read is not an output.
-        nbformat.validate(nbformat.read(tmp, as_version=4))
+        executed = nbformat.read(tmp, as_version=4)
+        scrub_run_metadata(executed)
+        nbformat.validate(executed)
+        nbformat.write(executed, str(tmp))
     failed.unlink(missing_ok=True)
     return output
 
