@@ -110,3 +110,61 @@ def test_git_state_sees_a_dirty_tree_and_machine_names_the_cpu(tmp_path):
         records.git_state(Path("/"))
     machine = records.machine()
     assert machine["cores"] >= 1 and machine["cpu"] and machine["python"].count(".") == 2
+
+
+def bench_repro(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    spec = importlib.util.spec_from_file_location("bench_repro", REPO / "bench" / "bench_repro.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_repro_compares_the_clone_lock_with_the_committed_one(monkeypatch, tmp_path):
+    module = bench_repro(monkeypatch)
+    committed, produced = tmp_path / "committed.lock", tmp_path / "dvc.lock"
+    committed.write_text(yaml.safe_dump(LOCK))
+    produced.write_text(yaml.safe_dump(LOCK))
+    assert module.compare_lock(committed, produced) == {"equal": True, "differences": []}
+    changed = yaml.safe_load(yaml.safe_dump(LOCK))
+    changed["stages"]["hope"]["outs"][0]["md5"] = "e" * 32
+    produced.write_text(yaml.safe_dump(changed))
+    assert module.compare_lock(committed, produced) == {
+        "equal": False,
+        "differences": [f"data/hope/scores.csv: {'b' * 32} != {'e' * 32}"],
+    }
+    assert module.compare_lock(tmp_path / "none.lock", produced)["equal"] is None
+
+
+def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
+    module = bench_repro(monkeypatch)
+
+    def run(cold: float, warm: float, equal: bool, status: list[str]) -> dict:
+        return {
+            "cold_wall_s": cold,
+            "cold_steps_s": {},
+            "llm_requests": {"hope": 3},
+            "pairs": 14,
+            "lock": {"equal": equal, "differences": [] if equal else ["x: a != b"]},
+            "git_status_after_cold": status,
+            "warm_wall_s": warm,
+            "warm_steps_s": {},
+            "warm_outputs_rewritten": [],
+            "git_status_after_warm": [],
+        }
+
+    runs = [run(600 + i, 10 + i, True, []) for i in range(4)] + [run(1000, 70, True, [])]
+    report = module.summarise(runs, {"code": {}, "machine": {}})
+    assert report["cold"]["wall_s"]["median"] == 602 and report["cold"]["wall_s"]["max"] == 1000
+    assert report["met"] == {
+        "cold_within_15_min": True,  # the median, not the slowest run
+        "warm_within_1_min": True,
+        "lock_equals_committed": True,
+        "git_status_clean": True,
+    }
+    runs[0] = run(600, 10, False, [" M dvc.lock"])
+    report = module.summarise(runs, {"code": {}, "machine": {}})
+    assert report["met"]["lock_equals_committed"] is False
+    assert report["met"]["git_status_clean"] is False
+    assert report["lock_differences_first_run"] == ["x: a != b"]
+    assert report["git_status_first_run"]["after_cold"] == [" M dvc.lock"]
