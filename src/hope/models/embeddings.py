@@ -17,7 +17,9 @@ import numpy as np
 
 from hope.cache import ResponseCache
 
-CACHE_NAMESPACE = "embedding"
+# v2: sentence-transformers vectors are computed one text at a time (no batch padding); vectors
+# cached before that depended on which texts shared their batch and are never read again.
+CACHE_NAMESPACE = "embedding-v2"
 MINILM_ALIASES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
