@@ -10,6 +10,7 @@ folder ``--mlflow-dir`` (``paper_figures/``) is then logged to an MLflow run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -109,13 +110,15 @@ RUN_KEYS = ("start_time", "end_time", "duration", "input_path", "output_path")
 
 
 def scrub_run_metadata(notebook) -> None:
-    """Drop time stamps, durations, paths and the kernel's registry name from ``notebook``."""
+    """Drop time stamps, durations, paths, random cell ids and the kernel's registry name."""
     metadata = notebook.metadata
     for key in RUN_KEYS:
         metadata.get("papermill", {}).pop(key, None)
     # The kernel that ran it may be a temporary spec named after sys.prefix (resolve_kernel).
     metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    for cell in notebook.cells:
+    for index, cell in enumerate(notebook.cells):
+        # jupytext and papermill give cells random ids; these depend on position and source only.
+        cell.id = hashlib.sha1(f"{index}\x1f{cell.source}".encode()).hexdigest()[:8]
         cell.metadata.pop("execution", None)
         for key in RUN_KEYS:
             cell.metadata.get("papermill", {}).pop(key, None)
