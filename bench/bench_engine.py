@@ -166,7 +166,9 @@ def main() -> None:
             # warm run against the cold run it followed.
             "speedup_vs_cold": round(cold_s["median"] / warm_s["median"], 1),
             "speedup_each": spread(
-                [c / w for c, w in zip(cold_walls, warm_walls, strict=True)], digits=1
+                [c / w for c, w in zip(cold_walls, warm_walls, strict=True)],
+                digits=1,
+                higher_is_better=True,
             ),
             "scores_equal_cold": all(warm_equal),
         },

@@ -66,10 +66,11 @@ def machine() -> dict[str, Any]:
     }
 
 
-def spread(values: Sequence[float], *, digits: int = 4) -> dict[str, Any]:
+def spread(values: Sequence[float], *, digits: int = 4, higher_is_better: bool = False):
     """Median, min, max, interquartile range and median absolute deviation of repeated runs.
 
-    ``best`` is the minimum, labelled as such; the median is the number to quote.
+    ``best_of_n`` is the minimum (a time), or the maximum with ``higher_is_better`` (a
+    speed-up), labelled as such beside the median, which is the number to quote.
     """
     runs = [float(v) for v in values]
     if not runs:
@@ -87,7 +88,7 @@ def spread(values: Sequence[float], *, digits: int = 4) -> dict[str, Any]:
         "max": round(max(runs), digits),
         "iqr": round(q3 - q1, digits),
         "mad": round(mad, digits),
-        "best_of_n": round(min(runs), digits),
+        "best_of_n": round(max(runs) if higher_is_better else min(runs), digits),
         "runs": [round(v, digits) for v in runs],
     }
 

@@ -85,6 +85,7 @@ def test_spread_gives_median_min_max_iqr_and_mad():
         "best_of_n": 1.0,
         "runs": [5.0, 1.0, 3.0, 2.0, 4.0],
     }
+    assert records.spread([20.0, 50.0, 30.0, 40.0, 10.0], higher_is_better=True)["best_of_n"] == 50
     with pytest.raises(ValueError, match="at least one"):
         records.spread([])
     with pytest.raises(ValueError, match="--runs 3: at least 5"):
