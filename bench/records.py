@@ -18,6 +18,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 MIN_RUNS = 5
+RESULTS = "bench/results/"
 
 
 def git_state(repo: Path = REPO) -> dict[str, Any]:
@@ -29,7 +30,13 @@ def git_state(repo: Path = REPO) -> dict[str, Any]:
     head = git("rev-parse", "HEAD")
     if head.returncode != 0:
         raise RuntimeError(f"{repo} is not a git checkout: {head.stderr.strip()}")
-    status = git("status", "--porcelain").stdout.splitlines()
+    # Benchmark results are what is written, not the code measured: a run after another one
+    # (whose result is not committed yet) still measures a clean tree.
+    status = [
+        line
+        for line in git("status", "--porcelain").stdout.splitlines()
+        if not line[3:].strip('"').startswith(RESULTS)
+    ]
     return {"commit": head.stdout.strip(), "dirty": bool(status), "changed_files": len(status)}
 
 

@@ -105,6 +105,9 @@ def test_git_state_sees_a_dirty_tree_and_machine_names_the_cpu(tmp_path):
         subprocess.run(["git", *args], cwd=tmp_path, env=env, check=True)
     clean = records.git_state(tmp_path)
     assert len(clean["commit"]) == 40 and clean["dirty"] is False
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "engine.json").write_text("{}")
+    assert records.git_state(tmp_path)["dirty"] is False  # a result is not the code measured
     (tmp_path / "new.txt").write_text("x")
     assert records.git_state(tmp_path)["dirty"] is True
     with pytest.raises(RuntimeError, match="not a git checkout"):
