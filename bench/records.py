@@ -34,7 +34,7 @@ def git_state(repo: Path = REPO) -> dict[str, Any]:
     # (whose result is not committed yet) still measures a clean tree.
     status = [
         line
-        for line in git("status", "--porcelain").stdout.splitlines()
+        for line in git("status", "--porcelain", "--untracked-files=all").stdout.splitlines()
         if not line[3:].strip('"').startswith(RESULTS)
     ]
     return {"commit": head.stdout.strip(), "dirty": bool(status), "changed_files": len(status)}
