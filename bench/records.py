@@ -63,6 +63,8 @@ def _ram_gib() -> float | None:
 def machine() -> dict[str, Any]:
     """CPU model, logical cores (and those this process may use), RAM, OS and Python."""
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    # The run queue when the benchmark started: on a shared machine, what else was running.
+    load = [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
     return {
         "cpu": _cpu_model(),
         "cores": os.cpu_count(),
@@ -70,6 +72,7 @@ def machine() -> dict[str, Any]:
         "ram_gib": _ram_gib(),
         "os": platform.platform(),
         "python": platform.python_version(),
+        "load_average_1_5_15_min": load,
     }
 
 
