@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--output", default=str(REPO / "bench/results/embedding_batches.json"))
     args = parser.parse_args()
     check_runs(args.runs)
+    record = provenance()  # the code measured: before the runs, so a later edit cannot relabel it
 
     items = texts(args.texts)
     order = list(range(len(items)))
@@ -93,7 +94,7 @@ def main() -> None:
         alone_s.append(time.perf_counter() - started)
     report = {
         "benchmark": "embedding_batches",
-        **provenance(),
+        **record,
         "model": embedder.identity,
         "texts": len(items),
         "chars": {"min": min(map(len, items)), "max": max(map(len, items))},
