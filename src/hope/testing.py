@@ -111,6 +111,19 @@ def source_words(message: str) -> list[str]:
     return [w.strip('"') for w in text.split() if _WORD.search(w) and w.strip('"')]
 
 
+def word_responder(request: dict[str, Any]) -> str:
+    """Schema-valid answers of random words of the user message (the responder before answers
+    quoted their prompt): unrelated texts, for unit tests written against them."""
+    fmt = request.get("response_format")
+    if not isinstance(fmt, dict) or "json_schema" not in fmt:
+        return "OK"
+    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    vocabulary = sorted(set(_WORD.findall(user)))
+    return json.dumps(
+        schema_instance(fmt["json_schema"]["schema"], request_rng(request), vocabulary)
+    )
+
+
 def schema_responder(request: dict[str, Any]) -> str:
     """Default behaviour: a schema-valid answer quoting runs of the prompt's passage or context
     (plain "OK" to a request without a JSON schema, such as the preflight's).
