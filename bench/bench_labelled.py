@@ -36,8 +36,6 @@ import hashlib
 import json
 import math
 import os
-import platform
-import subprocess
 import sys
 import time
 import warnings
@@ -45,6 +43,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+import records
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "benchmarks" / "chroma-general-eval"
@@ -82,28 +82,13 @@ def sha256(path: Path) -> str:
 
 
 def machine() -> dict[str, Any]:
-    ram = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                ram = round(int(line.split()[1]) / 1024**2, 1)
-    except OSError:
-        pass
-    return {
-        "uname": " ".join(platform.uname()),
-        "nproc": os.cpu_count(),
-        "ram_gib": ram,
-        "python": platform.python_version(),
-    }
+    """CPU, cores, RAM, OS and Python: the record every benchmark shares (bench/records.py)."""
+    return records.machine()
 
 
 def git_commit() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=REPO, capture_output=True, text=True, check=False
-        ).stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    """The commit measured and whether the working tree differed from it (bench/records.py)."""
+    return records.git_state(REPO)
 
 
 # --- chunking -------------------------------------------------------------------------------------

@@ -6,8 +6,12 @@ clone would after `make setup`), then runs there what `make repro` runs after it
   cold  a fresh clone: no DVC outputs, empty response cache, empty MLflow store;
   warm  the same command again at once: DVC skips every unchanged stage (the report lists any
         pipeline output rewritten), `hope-run` is answered from the response cache.
-Writes JSON (default bench/results/repro.json) with per-step times, LLM request counts per stage
-and whether the targets of issue 6 hold (cold <= 15 min, warm <= 1 min).
+Repeats that in --runs fresh clones (at least 5) and writes JSON (default
+bench/results/repro.json) with the median and spread of the cold and warm wall times, per-step
+times, LLM request counts per stage, whether each clone's dvc.lock gives every output the
+committed lock's hash, whether `git status` in the clone is clean after the runs, the commit
+measured and the machine (bench/records.py), and whether the targets of issue 6 hold (cold <=
+15 min, warm <= 1 min, on the medians).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
+import shutil
 import subprocess
 import tempfile
 import time
@@ -23,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from hope.io import write_json_atomic
+from hope.pipeline.lock import lock_differences, lock_outputs
+from records import MIN_RUNS, check_runs, provenance, spread
 
 REPO = Path(__file__).resolve().parents[1]
 # Summaries written by the stages that call an LLM, and the field holding their usage.
@@ -80,53 +86,128 @@ def output_mtimes(work: Path) -> dict[str, float]:
     }
 
 
+def git_status(work: Path) -> list[str]:
+    """``git status --porcelain`` of the clone: what the run left modified or untracked."""
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=work, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+
+
+def compare_lock(committed: Path, produced: Path) -> dict[str, Any]:
+    """Does the run's dvc.lock give every output the committed lock's hash?"""
+    if not committed.is_file():
+        return {"equal": None, "reason": "no committed dvc.lock", "differences": []}
+    differences = lock_differences(lock_outputs(committed), lock_outputs(produced))
+    return {"equal": not differences, "differences": differences}
+
+
+def one_run(work: Path, env: dict[str, str]) -> dict[str, Any]:
+    """A cold `make repro` (after the install) in the fresh clone ``work``, then a warm one."""
+    committed_lock = work / ".bench_committed_dvc.lock"
+    if (work / "dvc.lock").is_file():
+        shutil.copy2(work / "dvc.lock", committed_lock)
+    started = time.perf_counter()
+    cold = run_repro(work, env)
+    cold_wall = time.perf_counter() - started
+    lock = compare_lock(committed_lock, work / "dvc.lock")
+    committed_lock.unlink(missing_ok=True)
+    (work / ".bench_timings.json").unlink(missing_ok=True)
+    status = git_status(work)
+    requests = llm_requests(work)
+    pairs = json.loads((work / "data" / "hope" / "summary.json").read_text())["pairs"]
+    before = output_mtimes(work)
+    started = time.perf_counter()
+    warm = run_repro(work, env)
+    warm_wall = time.perf_counter() - started
+    (work / ".bench_timings.json").unlink(missing_ok=True)
+    after = output_mtimes(work)
+    return {
+        "cold_wall_s": cold_wall,
+        "cold_steps_s": cold,
+        "llm_requests": requests,
+        "pairs": pairs,
+        "lock": lock,
+        "git_status_after_cold": status,
+        "warm_wall_s": warm_wall,
+        "warm_steps_s": warm,
+        "warm_outputs_rewritten": sorted(k for k in after if before.get(k) != after[k]),
+        "git_status_after_warm": git_status(work),
+    }
+
+
+def summarise(runs: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, Any]:
+    cold, warm = (
+        spread([r["cold_wall_s"] for r in runs], digits=1),
+        spread([r["warm_wall_s"] for r in runs], digits=1),
+    )
+    locks = [r["lock"]["equal"] for r in runs]
+    clean = [not r["git_status_after_cold"] and not r["git_status_after_warm"] for r in runs]
+    return {
+        "benchmark": "repro",
+        **record,
+        "runs": len(runs),
+        "pairs": runs[0]["pairs"],
+        "cold": {
+            "wall_s": cold,
+            "steps_s_each": [r["cold_steps_s"] for r in runs],
+            "llm_requests_each": [r["llm_requests"] for r in runs],
+        },
+        # Warm: DVC skips every stage (no pipeline output rewritten, so no LLM request there).
+        "warm": {
+            "wall_s": warm,
+            "steps_s_each": [r["warm_steps_s"] for r in runs],
+            "outputs_rewritten_each": [r["warm_outputs_rewritten"] for r in runs],
+        },
+        # The fresh clone's dvc.lock against the committed one (output hashes only), and what
+        # `git status` shows in the clone after the cold and after the warm run.
+        "lock_equals_committed_each": locks,
+        "lock_differences_first_run": runs[0]["lock"]["differences"],
+        "git_status_clean_each": clean,
+        "git_status_first_run": {
+            "after_cold": runs[0]["git_status_after_cold"],
+            "after_warm": runs[0]["git_status_after_warm"],
+        },
+        "targets": {"cold_s": 900, "warm_s": 60},
+        "met": {
+            "cold_within_15_min": cold["median"] <= 900,
+            "warm_within_1_min": warm["median"] <= 60,
+            "lock_equals_committed": all(lock is True for lock in locks),
+            "git_status_clean": all(clean),
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=str(REPO / "bench" / "results" / "repro.json"))
+    parser.add_argument("--runs", type=int, default=MIN_RUNS, help="fresh clones, cold + warm")
     args = parser.parse_args()
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-    ).stdout.strip()
-    with tempfile.TemporaryDirectory(prefix="hope-bench-repro-") as tmp:
-        work = Path(tmp) / "hope"
-        subprocess.run(["git", "clone", "--quiet", str(REPO), str(work)], check=True)
-        (work / ".venv").symlink_to(REPO / ".venv")
-        # The sample corpus path in the params is relative (../shared/corpora for the mirror); the
-        # default sample experiment reads the package's own documents, so nothing else is needed.
-        env = {
-            **os.environ,
-            "HOPE_REPO": str(work),
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-        }
-        env.pop("HOPE_CACHE", None)
-        env.pop("MLFLOW_TRACKING_URI", None)
-        started = time.perf_counter()
-        cold = run_repro(work, env)
-        cold_wall = time.perf_counter() - started
-        cold_requests = llm_requests(work)
-        pairs = json.loads((work / "data" / "hope" / "summary.json").read_text())["pairs"]
-        figures = sorted(p.name for p in (work / "paper_figures").glob("*.png"))
-        before = output_mtimes(work)
-        started = time.perf_counter()
-        warm = run_repro(work, env)
-        warm_wall = time.perf_counter() - started
-        after = output_mtimes(work)
-        rewritten = sorted(k for k in after if before.get(k) != after[k])
-    report = {
-        "benchmark": "repro",
-        "commit": commit,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "pairs": pairs,
-        "figures": figures,
-        "cold": {"wall_s": round(cold_wall, 1), "steps_s": cold, "llm_requests": cold_requests},
-        # Warm: DVC skips every stage (no pipeline output rewritten, so no LLM request there);
-        # hope-run scores from the response cache.
-        "warm": {"wall_s": round(warm_wall, 1), "steps_s": warm, "outputs_rewritten": rewritten},
-        "targets": {"cold_s": 900, "warm_s": 60},
-        "met": {"cold_within_15_min": cold_wall <= 900, "warm_within_1_min": warm_wall <= 60},
-    }
+    check_runs(args.runs)
+    record = provenance(REPO)
+    if record["code"]["dirty"]:
+        print("bench_repro: the working tree differs from HEAD; the clones measure HEAD only")
+    runs = []
+    for number in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="hope-bench-repro-") as tmp:
+            work = Path(tmp) / "hope"
+            subprocess.run(["git", "clone", "--quiet", str(REPO), str(work)], check=True)
+            (work / ".venv").symlink_to(REPO / ".venv")
+            # The sample corpus path in the params is relative (../shared/corpora for the
+            # mirror); the default sample experiment reads the package's own documents.
+            env = {
+                **os.environ,
+                "HOPE_REPO": str(work),
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "TOKENIZERS_PARALLELISM": "false",
+            }
+            for name in ("HOPE_CACHE", "MLFLOW_TRACKING_URI"):
+                env.pop(name, None)
+            # The clone's own code, not the editable install's (this checkout's working tree).
+            env["PYTHONPATH"] = str(work / "src")
+            runs.append(one_run(work, env))
+        print(f"bench_repro: run {number + 1}/{args.runs}: cold {runs[-1]['cold_wall_s']:.1f} s")
+    report = summarise(runs, record)
     write_json_atomic(args.output, report)
     print(json.dumps(report, indent=2))
 

@@ -22,14 +22,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import os
-import platform
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+import records
 from hope.chunking.registry import load_chunker
 from hope.corpora import get_adapter
 from hope.corpora.config import load_params, resolve_source
@@ -234,17 +232,9 @@ def analyse(records: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 
 
 def git_commit() -> str:
-    out = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    return out + ("-dirty" if dirty else "")
+    """The commit measured, with ``-dirty`` when the working tree differed (bench/records.py)."""
+    state = records.git_state(REPO)
+    return state["commit"] + ("-dirty" if state["dirty"] else "")
 
 
 async def run(args: argparse.Namespace, overrides: list[str]) -> None:
@@ -321,7 +311,7 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         "benchmark": "validity (issue 11)",
         "complete": complete,
         "commit": args.commit,
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "machine": records.machine(),
         "wall_time_s": time.perf_counter() - started,
         "models": {
             "llm": OmegaConf.to_container(any_cfg.llm, resolve=True),
@@ -504,10 +494,11 @@ def rewrite_readme(report: dict[str, Any], readme: Path) -> None:
         raise SystemExit(f"{readme} has no {README_START} ... {README_END} block")
     done = sum(1 for _ in report["documents"])
     scored = max((r["documents"] for r in report["profiles"].values()), default=0)
-    status = (
-        f"Measured at commit `{report['commit'][:7]}` on {report['machine']['cpus']} CPUs "
-        f"({report['machine']['platform']})"
-        + ("." if report["complete"] else f"; **partial: {scored} of {done} documents**.")
+    # Older records name the machine with cpus/platform, newer ones with bench/records.py's keys.
+    cores = report["machine"].get("cores", report["machine"].get("cpus"))
+    system = report["machine"].get("os", report["machine"].get("platform"))
+    status = f"Measured at commit `{report['commit'][:7]}` on {cores} CPUs ({system})" + (
+        "." if report["complete"] else f"; **partial: {scored} of {done} documents**."
     )
     block = "\n".join(
         [README_START, status, "", render_table(report), render_targets(report), README_END]

@@ -136,6 +136,21 @@ def write_atomic(path: str | Path, content: str | bytes | Iterable[str]) -> None
             handle.writelines(piece.encode("utf-8") for piece in data)
 
 
+# Measurements of one execution rather than of its inputs: clock durations, and counters that
+# depend on which concurrent caller happened to go first. They go to the log and to MLflow; a
+# DVC output keeps none of them, so the same inputs give the same bytes (issue #13).
+RUN_DEPENDENT_KEYS = frozenset({"latency_s", "wall_s", "wall_time_s", "embedder_process_totals"})
+
+
+def without_run_timings(value: Any) -> Any:
+    """``value`` (JSON-like) with every ``RUN_DEPENDENT_KEYS`` entry removed, at any depth."""
+    if isinstance(value, Mapping):
+        return {k: without_run_timings(v) for k, v in value.items() if k not in RUN_DEPENDENT_KEYS}
+    if isinstance(value, list | tuple):
+        return [without_run_timings(v) for v in value]
+    return value
+
+
 def json_text(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hope.cache import ResponseCache
-from hope.io import json_text, read_jsonl, write_atomic
+from hope.io import json_text, read_jsonl, without_run_timings, write_atomic
 
 # The files one stage writes and the next reads (dvc.yaml names the same paths).
 DEFAULT_DOCUMENTS = Path("data/prepared/documents.jsonl")
@@ -82,9 +82,11 @@ def run_stage(
     for path, content in result.files.items():
         write_atomic(path, content)
     if result.summary is not None:
-        result.summary["wall_s"] = round(time.perf_counter() - started, 2)
-        write_atomic(next(iter(result.files)).parent / "summary.json", json_text(result.summary))
-    print(f"{name}: {result.message}", file=sys.stderr)
+        # The wall time goes to the log, not into the DVC output (hope.io.RUN_DEPENDENT_KEYS).
+        summary = without_run_timings(result.summary)
+        write_atomic(next(iter(result.files)).parent / "summary.json", json_text(summary))
+    wall_s = time.perf_counter() - started
+    print(f"{name}: {result.message} ({wall_s:.1f} s)", file=sys.stderr)
     return 0
 
 

@@ -40,13 +40,23 @@ def request_rng(request: dict[str, Any]) -> random.Random:
 
 
 def schema_instance(
-    schema: dict[str, Any], rng: random.Random, vocabulary: list[str], root: dict | None = None
+    schema: dict[str, Any],
+    rng: random.Random,
+    vocabulary: list[str],
+    root: dict | None = None,
+    *,
+    source: list[str] | None = None,
 ) -> Any:
-    """A random instance of a JSON schema (the subset pydantic emits for our response models)."""
+    """A random instance of a JSON schema (the subset pydantic emits for our response models).
+
+    Strings are random words of ``vocabulary``, or, with ``source`` (the words of a text in
+    order), a contiguous run of that text: answers then quote what they were given, as a model
+    reading the passage would, so answers to related prompts overlap.
+    """
     root = root or schema
     if "$ref" in schema:
         name = schema["$ref"].split("/")[-1]
-        return schema_instance(root["$defs"][name], rng, vocabulary, root)
+        return schema_instance(root["$defs"][name], rng, vocabulary, root, source=source)
     if "enum" in schema:
         return rng.choice(schema["enum"])
     if "const" in schema:
@@ -54,16 +64,22 @@ def schema_instance(
     kind = schema.get("type")
     if kind == "object":
         return {
-            key: schema_instance(sub, rng, vocabulary, root)
+            key: schema_instance(sub, rng, vocabulary, root, source=source)
             for key, sub in schema.get("properties", {}).items()
         }
     if kind == "array":
         low = schema.get("minItems", 1)
         high = schema.get("maxItems", low + 2)
         return [
-            schema_instance(schema.get("items", {}), rng, vocabulary, root)
+            schema_instance(schema.get("items", {}), rng, vocabulary, root, source=source)
             for _ in range(rng.randint(low, high))
         ]
+    if kind == "string" and source:
+        length = min(len(source), rng.randint(6, 14))
+        start = rng.randrange(len(source) - length + 1)
+        text = " ".join(source[start : start + length])
+        text = text[: schema.get("maxLength", len(text))].strip() or source[0]
+        return text[0].upper() + text[1:].rstrip(".,;:") + "."
     if kind == "string":
         words = vocabulary or ["lorem", "ipsum", "dolor", "sit", "amet"]
         text = " ".join(rng.choice(words) for _ in range(rng.randint(5, 12)))
@@ -72,22 +88,58 @@ def schema_instance(
     if kind == "boolean":
         return rng.random() < 0.7
     if kind == "integer":
-        return rng.randint(schema.get("minimum", 0), schema.get("maximum", 100))
+        # An unbounded integer in a judge's schema is a verdict (ragas: attributed, verdict,
+        # noncommittal: 0 or 1); text-quoting answers keep to that range.
+        high = schema.get("maximum", 1 if source is not None else 100)
+        return rng.randint(schema.get("minimum", 0), high)
     if kind == "number":
         return rng.random()
     return None
 
 
+def source_words(message: str) -> list[str]:
+    """The words, in order, of the long blocks of a prompt: its passages and context.
+
+    Blocks are the paragraphs between blank lines; the instructions around them are short, so
+    the blocks at least half as long as the longest one are the text the prompt is about.
+    """
+    blocks = [b for b in re.split(r"\n\s*\n", message) if b.strip()]
+    if not blocks:
+        return []
+    longest = max(len(b) for b in blocks)
+    text = " ".join(b for b in blocks if len(b) * 2 >= longest)
+    return [w.strip('"') for w in text.split() if _WORD.search(w) and w.strip('"')]
+
+
+def word_responder(request: dict[str, Any]) -> str:
+    """Schema-valid answers of random words of the user message (the responder before answers
+    quoted their prompt): unrelated texts, for unit tests written against them."""
+    fmt = request.get("response_format")
+    if not isinstance(fmt, dict) or "json_schema" not in fmt:
+        return "OK"
+    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    vocabulary = sorted(set(_WORD.findall(user)))
+    return json.dumps(
+        schema_instance(fmt["json_schema"]["schema"], request_rng(request), vocabulary)
+    )
+
+
 def schema_responder(request: dict[str, Any]) -> str:
-    """Default behaviour: a schema-valid answer built from words of the user message (plain "OK"
-    to a request without a JSON schema, such as the preflight's)."""
+    """Default behaviour: a schema-valid answer quoting runs of the prompt's passage or context
+    (plain "OK" to a request without a JSON schema, such as the preflight's).
+
+    Answers and statements are then text-derived and overlap where their prompts share text, so
+    a simulated run gives spread in the scores (semantic independence, the RAG indicators)
+    rather than unrelated random words.
+    """
     fmt = request.get("response_format")
     if not isinstance(fmt, dict) or "json_schema" not in fmt:
         return "OK"
     schema = fmt["json_schema"]["schema"]
-    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    user = "\n\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
     vocabulary = sorted(set(_WORD.findall(user)))
-    return json.dumps(schema_instance(schema, request_rng(request), vocabulary))
+    source = source_words(user)
+    return json.dumps(schema_instance(schema, request_rng(request), vocabulary, source=source))
 
 
 @dataclass

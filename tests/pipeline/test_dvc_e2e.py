@@ -47,6 +47,13 @@ def scratch_repo(repo_root: Path, work: Path, base_url: str) -> None:
         embedder={"backend": "hashing"},
         questions={"per_domain": {"sample": 1}, "generator": "fallback"},
     )
+    # Every RAG indicator (the sample experiment runs two), so that both plots draw all four.
+    params["rag"]["ragas"]["metrics"] = [
+        "answer_correctness",
+        "factual_correctness",
+        "context_recall",
+        "response_relevancy",
+    ]
     params["analysis"].update(bootstrap=200, min_n=3, bins=3, min_bin_size=2)
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
@@ -116,30 +123,30 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
         "context_recall",
         "response_relevancy",
     }
-    # Figure 7's series has a row per ζ_sem bin. The simulated LLM answers with random words, so
-    # ζ_sem can be 0 for every pair (no spread, no bins); the series must then be empty, and the
-    # line plot is checked only when the scratch run produced bins.
-    series = list(csv.DictReader((work / "paper_figures/figure7_series.csv").open()))
+    # The simulated LLM quotes the passages and contexts it is given (hope.testing.
+    # schema_responder), so ζ_sem has spread (Figure 7 has bins) and every RAG indicator has
+    # values: both plots must draw a series for every indicator.
     spread = {
         r["semantic_independence"]
         for r in csv.DictReader((work / "paper_figures/pairs.csv").open())
     }
-    checked = [("hope_vs_rag_indicators", '"point"', 14)]
-    if len(spread - {""}) >= 2:
-        checked.append(("figure7_rag_indicators_by_semantic_independence", '"line"', 2))
-    else:
-        assert series == []
-    for name, mark, rows in checked:
-        assert name in rendered["data"], name  # DVC knows the plot definition
-        if not rendered["data"][name]:
-            # The simulated judge's random answers can leave an indicator column empty; DVC then
-            # draws nothing. Known gap: the scratch run should use answers with spread (issue #17).
-            continue
+    assert len(spread - {""}) >= 2, spread
+    series = list(csv.DictReader((work / "paper_figures/figure7_series.csv").open()))
+    assert len(series) >= 2, series
+    for name, mark, rows in (
+        ("hope_vs_rag_indicators", '"point"', 14),
+        ("figure7_rag_indicators_by_semantic_independence", '"line"', 2),
+    ):
+        assert rendered["data"].get(name), f"DVC drew nothing for {name}"
         (plot,) = rendered["data"][name]
         assert plot["type"] == "vega" and mark in json.dumps(plot["content"])
         values = plot["content"]["data"]["values"]
         assert {v["field"] for v in values} == indicators  # one series per indicator
-        assert len(values) >= rows * len(indicators)
+        for indicator in indicators:
+            points = [
+                v for v in values if v["field"] == indicator and v["dvc_inferred_y_value"] != ""
+            ]
+            assert len(points) >= rows, (name, indicator, len(points))
     html = dvc(work, "plots", "show", env=env)
     assert html.returncode == 0, html.stderr[-3000:]
     page = (work / "dvc_plots" / "index.html").read_text()

@@ -4,6 +4,7 @@ concurrency and the stage runner."""
 import asyncio
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -139,6 +140,23 @@ def test_run_stage_writes_everything_or_nothing(tmp_path: Path, capsys):
 
     assert run_stage("demo", good) == 0
     assert (out / "a.jsonl").read_text() == "x\n" and (out / "b.csv").read_text() == "h\n"
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["n"] == 2 and summary["wall_s"] >= 0
-    assert capsys.readouterr().err == "demo: 2 files\n"
+    # The wall time is logged, never written into the DVC output (the same bytes on every run).
+    assert json.loads((out / "summary.json").read_text()) == {"n": 2}
+    assert re.fullmatch(r"demo: 2 files \(\d+\.\d s\)\n", capsys.readouterr().err)
+
+
+def test_run_timings_are_removed_at_any_depth_and_nothing_else():
+    from hope.io import without_run_timings
+
+    record = {
+        "n": 2,
+        "usage": {"llm": {"requests": 3, "latency_s": 0.4}, "wall_time_s": 1.0},
+        "items": [{"wall_s": 2, "kept": [1, {"latency_s": 1, "x": None}]}],
+        "embedder_process_totals": {"texts_computed": 4},
+    }
+    assert without_run_timings(record) == {
+        "n": 2,
+        "usage": {"llm": {"requests": 3}},
+        "items": [{"kept": [1, {"x": None}]}],
+    }
+    assert record["usage"]["llm"]["latency_s"] == 0.4  # the input is not modified

@@ -17,7 +17,9 @@ import numpy as np
 
 from hope.cache import ResponseCache
 
-CACHE_NAMESPACE = "embedding"
+# v2: sentence-transformers vectors are computed one text at a time (no batch padding); vectors
+# cached before that depended on which texts shared their batch and are never read again.
+CACHE_NAMESPACE = "embedding-v2"
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -75,16 +77,28 @@ class SentenceTransformerEmbedder(Embedder):
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text in a batch of its own, so its vector never depends on its neighbours.
+
+        sentence-transformers pads a batch to its longest text; on CPU the padded shapes change
+        the last bits of the other texts' vectors (bench/results/embedding_batches.json), and a
+        cached vector would then depend on which texts happened to share its batch. Embedding
+        each text alone removes the padding; ``batch_size`` is kept for the configuration's sake.
+        """
+        if len(texts) == 0:
+            return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
             model = self._load()
-            vectors = model.encode(
-                list(texts),
-                batch_size=self.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
-        return normalise_rows(vectors)
+            vectors = [
+                model.encode(
+                    [text],
+                    batch_size=1,
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )[0]
+                for text in texts
+            ]
+        return normalise_rows(np.stack(vectors))
 
 
 class OpenAIEmbedder(Embedder):

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from hope.concurrency import gather_bounded
+from hope.io import without_run_timings
 from hope.models.llm import ChatLLM, LLMCallError
 from hope.prompting import Prompt, load_prompt
 from hope.rag.retrieval import Hit
@@ -73,7 +74,7 @@ async def answer_one(
         record["error"] = exc.reason
     else:
         record["answer"] = response.value.answer.strip()
-    record["usage"] = llm.usage.to_dict()
+    record["usage"] = without_run_timings(llm.usage.to_dict())
     return record
 
 

@@ -10,6 +10,7 @@ folder ``--mlflow-dir`` (``paper_figures/``) is then logged to an MLflow run.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -101,6 +102,27 @@ def resolve_kernel(kernel_name: str | None = None) -> Iterator[str]:
                 os.environ["JUPYTER_PATH"] = old
 
 
+# What papermill and the kernel record about one execution rather than about its results: clock
+# times, durations, and the (temporary, absolute) file names. A DVC output keeps none of them, so
+# the executed notebook has the same bytes in every clone and on every rerun.
+RUN_KEYS = ("start_time", "end_time", "duration", "input_path", "output_path")
+
+
+def scrub_run_metadata(notebook) -> None:
+    """Drop time stamps, durations, paths, random cell ids and the kernel's registry name."""
+    metadata = notebook.metadata
+    for key in RUN_KEYS:
+        metadata.get("papermill", {}).pop(key, None)
+    # The kernel that ran it may be a temporary spec named after sys.prefix (resolve_kernel).
+    metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    for index, cell in enumerate(notebook.cells):
+        # jupytext and papermill give cells random ids; these depend on position and source only.
+        cell.id = hashlib.sha1(f"{index}\x1f{cell.source}".encode()).hexdigest()[:8]
+        cell.metadata.pop("execution", None)
+        for key in RUN_KEYS:
+            cell.metadata.get("papermill", {}).pop(key, None)
+
+
 def execute_notebook(
     source: str | Path,
     output: str | Path,
@@ -140,7 +162,10 @@ def execute_notebook(
                 os.replace(tmp, failed)
             raise
         # Validate before publishing: a notebook nbformat cannot read is not an output.
-        nbformat.validate(nbformat.read(tmp, as_version=4))
+        executed = nbformat.read(tmp, as_version=4)
+        scrub_run_metadata(executed)
+        nbformat.validate(executed)
+        nbformat.write(executed, str(tmp))
     failed.unlink(missing_ok=True)
     return output
 

@@ -34,6 +34,7 @@ from hope.io import (
     jsonl_lines,
     read_jsonl,
     read_params,
+    without_run_timings,
     write_atomic,
     write_json_atomic,
 )
@@ -129,11 +130,12 @@ def write_score_outputs(
     write_atomic(
         out_dir / "evidence.jsonl",
         jsonl_lines(
-            {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()}
+            without_run_timings({"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()})
             for doc, chunker, result in scored
         ),
     )
-    write_json_atomic(out_dir / "summary.json", summary)
+    # Latencies and wall times go to the log and MLflow (record_score_stage), not to DVC outputs.
+    write_json_atomic(out_dir / "summary.json", without_run_timings(summary))
 
 
 def config_overrides(params: Mapping[str, Any]) -> list[str]:

@@ -187,14 +187,22 @@ def record_score_stage(
     datasets). ``traces``: the sampled LLM calls (``stage_trace_recorder``). Returns the parent
     run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
-    from hope.io import write_json_atomic
+    from hope.io import RUN_DEPENDENT_KEYS, write_json_atomic
 
     out = Path(out_dir)
     repo = Path.cwd() if repo is None else repo
     params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
     rows = read_score_rows(out / "scores.csv")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    write_json_atomic(out / METRICS_FILE, nest(flat_stage_metrics(rows, summary, wall_s)))
+    # metrics.json is a DVC output: the wall time and latencies stay in the log and the MLflow
+    # run, so the same inputs give the same bytes (hope.io.RUN_DEPENDENT_KEYS).
+    flat = flat_stage_metrics(rows, summary, wall_s)
+    portable = {
+        key: value
+        for key, value in flat.items()
+        if not key.startswith("time/") and key.rsplit("/", 1)[-1] not in RUN_DEPENDENT_KEYS
+    }
+    write_json_atomic(out / METRICS_FILE, nest(portable))
 
     settings = stage_settings(params_path, repo)
     if not settings.enabled:
