@@ -204,7 +204,9 @@ class SimulatedServer:
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         responder: Callable[[dict[str, Any]], str] = schema_responder,
+        port: int = 0,
     ):
+        self.port = port  # 0: any free port; a fixed one brings a stopped server back
         self.latency_s = latency_s
         self.faults = FaultPlan(rate=fault_rate, seed=fault_seed)
         self.responder = responder
@@ -251,9 +253,9 @@ class SimulatedServer:
         app.router.add_get("/health", self._health)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]
+        port = self.port = site._server.sockets[0].getsockname()[1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self._ready.set()
 
@@ -298,9 +300,13 @@ def serve(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--fault-seed", type=int, default=0)
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     with SimulatedServer(
-        latency_s=args.latency, fault_rate=args.fault_rate, fault_seed=args.fault_seed
+        latency_s=args.latency,
+        fault_rate=args.fault_rate,
+        fault_seed=args.fault_seed,
+        port=args.port,
     ) as server:
         print(json.dumps({"base_url": server.base_url}), flush=True)
         sys.stdin.read()
