@@ -1,0 +1,148 @@
+"""Server-pool benchmark: HOPE's scoring spread over 1-4 simulated OpenAI-compatible servers.
+
+Each server runs in its own process with a fixed latency; the client keeps ``--concurrency``
+requests in flight per server (``llm.base_url`` a list, hope.models.server_pool). Every size is
+run ``--repeats`` times on a fresh cache. Writes JSON (default bench/results/servers.json): per
+number of servers the median, min and max wall time and throughput, the ideal bound
+(calls x latency / (servers x concurrency)), the speed-up over one server, how the requests were
+spread, and whether the scores equal the one-server run's. Target (issue 15): throughput scales
+with the servers at fixed per-server concurrency: speed-up >= 0.8 x servers.
+
+The embedder is the lexical HashingEmbedder: the measurement is the LLM orchestration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from bench_engine import simulated_server, workload
+from hope.cache import ResponseCache
+from hope.evaluate import HopeEvaluator
+from hope.io import write_json_atomic
+from hope.models.embeddings import CachingEmbedder, HashingEmbedder
+from hope.models.factory import build_llm
+from hope.settings import load_profile
+
+
+def run_once(urls: list[str], cache_path: Path, document, passages, concurrency: int):
+    llm = build_llm(
+        backend="openai",
+        model="simulated",
+        base_url=urls,
+        concurrency=concurrency,
+        cache=ResponseCache(cache_path),
+        max_retries=8,
+    )
+    embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
+    settings = load_profile("paper", progress=False)
+    started = time.perf_counter()
+    result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages)
+    wall = time.perf_counter() - started
+    pool = llm._client.pool
+    spread = [s["requests"] for s in pool.stats()] if pool is not None else [None]
+    return result, wall, spread
+
+
+def git_commit() -> str:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--passages", type=int, default=40)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=8, help="per server")
+    parser.add_argument("--servers", type=int, nargs="+", default=[1, 2, 3, 4])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--output", default="bench/results/servers.json")
+    args = parser.parse_args()
+
+    document, passages = workload(args.passages)
+    sizes: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        tmp = Path(tmp)
+        urls = [
+            stack.enter_context(simulated_server(args.latency))[0] for _ in range(max(args.servers))
+        ]
+        # Warm the interpreter (lazy imports, the sentence splitter) on other text.
+        run_once(urls[:1], tmp / "warmup.sqlite", *workload(2), args.concurrency)
+        reference = None
+        for n in args.servers:
+            walls, spreads, calls, equal = [], [], [], []
+            for repeat in range(args.repeats):
+                result, wall, spread = run_once(
+                    urls[:n], tmp / f"s{n}-{repeat}.sqlite", document, passages, args.concurrency
+                )
+                if reference is None:
+                    reference = result.scores
+                walls.append(wall)
+                spreads.append(spread)
+                calls.append(result.usage["llm"]["requests"])
+                equal.append(result.scores == reference)
+            median = statistics.median(walls)
+            ideal = calls[0] * args.latency / (n * args.concurrency)
+            sizes[str(n)] = {
+                "servers": n,
+                "calls": calls[0],
+                "wall_s_median": round(median, 3),
+                "wall_s_min": round(min(walls), 3),
+                "wall_s_max": round(max(walls), 3),
+                "wall_s_each": [round(w, 3) for w in walls],
+                "throughput_rps_median": round(calls[0] / median, 1),
+                "ideal_bound_s": round(ideal, 3),
+                "ratio_to_ideal": round(median / ideal, 3),
+                "requests_per_server_each": spreads,
+                "scores_equal_one_server": all(equal) and len(set(calls)) == 1,
+            }
+            print(f"{n} server(s): median {median:.2f} s ({calls[0]} calls, bound {ideal:.2f} s)")
+
+    base = sizes[str(min(args.servers))]
+    for entry in sizes.values():
+        entry["speedup_vs_fewest"] = round(base["wall_s_median"] / entry["wall_s_median"], 2)
+        entry["scaling_efficiency"] = round(
+            entry["speedup_vs_fewest"] * base["servers"] / entry["servers"], 3
+        )
+    report = {
+        "benchmark": "servers",
+        "commit": git_commit(),
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.machine(),
+            "cpus": os.cpu_count(),
+            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        },
+        "workload": {
+            "passages": len(passages),
+            "document_chars": len(document),
+            "profile": "paper",
+            "latency_s": args.latency,
+            "concurrency_per_server": args.concurrency,
+            "repeats": args.repeats,
+        },
+        "sizes": sizes,
+        "targets": {
+            "speedup_at_least_0.8x_servers": all(
+                e["scaling_efficiency"] >= 0.8 for e in sizes.values()
+            ),
+            "scores_equal_one_server": all(e["scores_equal_one_server"] for e in sizes.values()),
+        },
+    }
+    write_json_atomic(args.output, report)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
