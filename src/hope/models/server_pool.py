@@ -24,6 +24,7 @@ import contextlib
 import logging
 import random
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -115,7 +116,8 @@ class ServerPool:
     """Spreads requests over ``urls``, ``concurrency`` in flight per server at most.
 
     Health is shared by every event loop using the pool; the in-flight counts and the condition
-    that waiting requests sleep on belong to one loop (as asyncio primitives must).
+    that waiting requests sleep on belong to one loop (as asyncio primitives must): each loop has
+    ``concurrency`` per server of its own.
     """
 
     def __init__(
@@ -135,14 +137,17 @@ class ServerPool:
         self.servers = [ServerState(url, self.settings.cooldown_s) for url in urls]
         self._clock = clock
         self._next = 0  # round-robin start among equally loaded servers
-        self._loop: tuple[int | None, _LoopState | None] = (None, None)
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
         self._wakers: set[asyncio.Task] = set()
 
     def _state(self) -> _LoopState:
-        loop_id = id(asyncio.get_running_loop())
-        if self._loop[0] != loop_id or self._loop[1] is None:
-            self._loop = (loop_id, _LoopState({s.url: 0 for s in self.servers}))
-        return self._loop[1]
+        loop = asyncio.get_running_loop()
+        state = self._loops.get(loop)
+        if state is None:
+            state = self._loops[loop] = _LoopState({s.url: 0 for s in self.servers})
+        return state
 
     def stats(self) -> list[dict[str, Any]]:
         return [s.stats() for s in self.servers]
