@@ -44,9 +44,10 @@ def run_once(urls: list[str], cache_path: Path, document, passages, concurrency:
     )
     embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
     settings = load_profile("paper", progress=False)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages)
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     pool = llm._client.pool
     # Requests sent to each server, and faults seen (none expected: the servers inject none).
     spread = (
@@ -54,7 +55,7 @@ def run_once(urls: list[str], cache_path: Path, document, passages, concurrency:
         if pool is not None
         else [(result.usage["llm"]["requests"], result.usage["llm"]["failures"])]
     )
-    return result, wall, spread
+    return result, wall, spread, cpu
 
 
 def git_commit() -> str:
@@ -78,6 +79,7 @@ def main() -> None:
 
     document, passages = workload(args.passages)
     sizes: dict[str, dict] = {}
+    commit, load_at_start = git_commit(), os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         tmp = Path(tmp)
         urls = [
@@ -95,8 +97,9 @@ def main() -> None:
                 print(f"round {repeat}: {n} server(s) {runs[n][-1][1]:.2f} s", flush=True)
         reference = runs[args.servers[0]][0][0].scores
         for n in args.servers:
-            walls = [wall for _, wall, _ in runs[n]]
-            calls = [result.usage["llm"]["requests"] for result, _, _ in runs[n]]
+            walls = [wall for _, wall, _, _ in runs[n]]
+            cpus = [cpu for _, _, _, cpu in runs[n]]
+            calls = [result.usage["llm"]["requests"] for result, _, _, _ in runs[n]]
             median = statistics.median(walls)
             ideal = calls[0] * args.latency / (n * args.concurrency)
             sizes[str(n)] = {
@@ -109,9 +112,13 @@ def main() -> None:
                 "throughput_rps_median": round(calls[0] / median, 1),
                 "ideal_bound_s": round(ideal, 3),
                 "ratio_to_ideal": round(median / ideal, 3),
-                "requests_per_server_each": [spread for _, _, spread in runs[n]],
+                "requests_per_server_each": [spread for _, _, spread, _ in runs[n]],
+                # CPU time of the client process (HOPE + the pool): near the wall time means the
+                # client, not the servers, set the pace.
+                "client_cpu_s_each": [round(c, 3) for c in cpus],
+                "client_cpu_s_median": round(statistics.median(cpus), 3),
                 "scores_equal_one_server": len(set(calls)) == 1
-                and all(result.scores == reference for result, _, _ in runs[n]),
+                and all(result.scores == reference for result, _, _, _ in runs[n]),
             }
             print(f"{n} server(s): median {median:.2f} s ({calls[0]} calls, bound {ideal:.2f} s)")
 
@@ -124,11 +131,12 @@ def main() -> None:
         entry["speedup_vs_fewest_best_runs"] = round(base["wall_s_min"] / entry["wall_s_min"], 2)
     report = {
         "benchmark": "servers",
-        "commit": git_commit(),
+        "commit": commit,
         "machine": {
             "python": platform.python_version(),
             "processor": platform.machine(),
             "cpus": os.cpu_count(),
+            "load_average_at_start": [round(x, 2) for x in load_at_start],
             "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         },
         "workload": {
