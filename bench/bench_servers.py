@@ -6,8 +6,9 @@ run ``--repeats`` times on a fresh cache, the sizes taking turns. Writes JSON (d
 bench/results/servers.json): per number of servers the median, min and max wall time and
 throughput, the ideal bound (calls x latency / (servers x concurrency)), the speed-up over one
 server, how the requests were spread ([requests, faults] per server and run), and whether the
-scores equal the one-server run's. Target (issue 15): throughput scales with the servers at fixed
-per-server concurrency: speed-up >= 0.8 x servers.
+scores equal the one-server run's; and a control, one server without the pool at the largest
+size's total concurrency (the pool at most as slow: it costs nothing). Target (issue 15):
+throughput scales with the servers at fixed per-server concurrency: speed-up >= 0.8 x servers.
 
 The embedder is the lexical HashingEmbedder: the measurement is the LLM orchestration.
 """
@@ -89,12 +90,19 @@ def main() -> None:
         run_once(urls[:1], tmp / "warmup.sqlite", *workload(2), args.concurrency)
         # Rounds of every size in turn, so that load from other processes on the machine
         # falls on every size alike rather than on whichever size ran while it lasted.
+        # The control: one server (no pool) at the largest size's total concurrency. Where the
+        # pool is as fast, the pool costs nothing and any shortfall from n-fold is this machine.
+        most = max(args.servers)
         runs: dict[int, list] = {n: [] for n in args.servers}
+        control: list = []
         for repeat in range(args.repeats):
             for n in args.servers:
                 path = tmp / f"s{n}-{repeat}.sqlite"
                 runs[n].append(run_once(urls[:n], path, document, passages, args.concurrency))
                 print(f"round {repeat}: {n} server(s) {runs[n][-1][1]:.2f} s", flush=True)
+            path = tmp / f"control-{repeat}.sqlite"
+            control.append(run_once(urls[:1], path, document, passages, most * args.concurrency))
+            print(f"round {repeat}: control {control[-1][1]:.2f} s", flush=True)
         reference = runs[args.servers[0]][0][0].scores
         for n in args.servers:
             walls = [wall for _, wall, _, _ in runs[n]]
@@ -148,6 +156,17 @@ def main() -> None:
             "repeats": args.repeats,
         },
         "sizes": sizes,
+        "control_one_server_same_total_concurrency": {
+            "servers": 1,
+            "concurrency": most * args.concurrency,
+            "wall_s_median": round(statistics.median(w for _, w, _, _ in control), 3),
+            "wall_s_each": [round(w, 3) for _, w, _, _ in control],
+            "client_cpu_s_each": [round(c, 3) for _, _, _, c in control],
+            "pool_median_over_control_median": round(
+                sizes[str(most)]["wall_s_median"] / statistics.median(w for _, w, _, _ in control),
+                3,
+            ),
+        },
         "targets": {
             "speedup_at_least_0.8x_servers": all(
                 e["scaling_efficiency"] >= 0.8 for e in sizes.values()
