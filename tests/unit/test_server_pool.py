@@ -16,8 +16,9 @@ import pytest
 
 from hope.cache import ResponseCache
 from hope.models.factory import build_llm, llm_endpoint
-from hope.models.llm import ChatLLM, LLMCallError, LLMSettings, response_format
-from hope.models.server_pool import ServerPool, ServerPoolSettings, classify_failure
+from hope.models.llm import ChatLLM, LLMSettings, response_format
+from hope.models.openai_client import BackendError
+from hope.models.server_pool import ServerPool, ServerPoolSettings
 from hope.prompts.schemas import AnswerResponse
 from hope.testing import FakeTransport, SimulatedServer, api_status_error, schema_responder
 
@@ -70,15 +71,18 @@ def pooled(urls, cache=None, **settings):
 # -- decisions, with a fake clock ---------------------------------------------------------------
 
 
-def test_failures_are_classified_by_what_they_say_about_the_server():
+def test_what_a_failure_says_about_its_server_follows_classify_error():
+    pool = ServerPool(["http://a/v1", "http://b/v1"], concurrency=1)
     request = httpx.Request("POST", "http://x/v1/chat/completions")
-    assert classify_failure(openai.APIConnectionError(request=request)) == "server_down"
-    assert classify_failure(openai.APITimeoutError(request=request)) == "transient"
+    assert pool.failure_of(openai.APIConnectionError(request=request)) == "server_down"
+    assert pool.failure_of(openai.APITimeoutError(request=request)) == "transient"
     for status in (500, 502, 503, 429, 408):
-        assert classify_failure(api_status_error(status)) == "transient"
-    for status in (400, 401, 404, 422):
-        assert classify_failure(api_status_error(status)) == "fatal"
-    assert classify_failure(ValueError("not a network error")) == "fatal"
+        assert pool.failure_of(api_status_error(status)) == "transient"
+    for status in (401, 403, 404):  # this server cannot serve the model: the others may
+        assert pool.failure_of(api_status_error(status)) == "server_down"
+    for status in (400, 413, 422):  # the request's own fault: the server stays in
+        assert pool.failure_of(api_status_error(status)) == "content"
+    assert pool.failure_of(ValueError("not a network error")) == "content"
 
 
 def test_a_refused_server_is_out_until_its_cool_down_then_probed_with_doubling_cool_down():
@@ -186,25 +190,33 @@ class Hosts(httpx2.AsyncBaseTransport):
         return await self.by_host[request.url.host].handle_async_request(request)
 
 
-def test_every_server_down_fails_after_the_retries_and_is_not_cached():
+def test_when_every_server_is_down_the_run_stops_with_a_backend_error_naming_them():
     def refused(request):
         raise openai.APIConnectionError(request=httpx.Request("POST", "http://x"))
 
     cache = ResponseCache(None)
-    hosts = Hosts(a=refused, b=refused)
-    settings = LLMSettings(
-        model="m",
-        base_url=["http://a/v1", "http://b/v1"],
-        max_retries=2,
-        pool=ServerPoolSettings(cooldown_s=0.01),
-    )
+    hosts = Hosts(a=refused, b=refused)  # the preflight passes (FakeTransport answers it)
+    settings = LLMSettings(model="m", base_url=["http://a/v1", "http://b/v1"], max_retries=2)
     llm = ChatLLM(settings, identity="m", transport=hosts, cache=cache)
-    with pytest.raises(LLMCallError, match="APIConnectionError"):
+    with pytest.raises(BackendError, match=r"\[http://a/v1, http://b/v1\] \(model 'm'\)"):
         answers(llm, [1])
     sent = sum(len(t.requests) for t in hosts.by_host.values())
-    assert sent == 4  # a, b (free move), then 2 retries after cool-downs
-    assert llm.usage.retries == 2 and llm.usage.failures == 1
-    assert cache.count() == 0
+    assert sent == 2  # a, then b without a retry; then no server is left: stop
+    assert llm.usage.retries == 0 and cache.count() == 0
+
+
+def test_the_preflight_takes_a_dead_server_out_and_stops_only_when_all_are_dead():
+    with SimulatedServer(latency_s=0.0) as live:
+        dead = SimulatedServer(latency_s=0.0).start()
+        dead_url = dead.base_url
+        dead.stop()
+        llm = pooled([dead_url, live.base_url], concurrency=2)
+        assert len(answers(llm, range(6))) == 6
+        pool = llm._client.pool
+        assert pool.healthy == [live.base_url] and live.requests == 6
+        assert pool.stats()[0]["ejections"] == 1 and pool.stats()[0]["requests"] == 0
+    with pytest.raises(BackendError, match="unusable"):
+        answers(pooled([dead_url, live.base_url]), [1])
 
 
 # -- real servers --------------------------------------------------------------------------------

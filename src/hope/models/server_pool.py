@@ -14,7 +14,11 @@ the request sent is the same whichever server gets it, and the response-cache ke
 list's first URL only (``hope.models.factory.llm_endpoint``), so ``[A, B, C]`` shares its cache
 with ``A`` alone.
 
-Every pool decision is taken here; what a failure means is decided by ``classify_failure`` alone.
+Every pool decision is taken here; what a failed request means is ``classify_error``'s call
+(``hope.models.openai_client``, the project's one classification): *fatal* for a backend (refused
+connection, DNS, 401, 403, 404) takes that server out, and the run stops (``BackendError``) only
+when no server is left; *transient* (5xx, 408/409/425/429, timeouts) is retried here; *content*
+(400, ...) is the request's own fault and goes back to the caller, the server stays in.
 """
 
 from __future__ import annotations
@@ -29,16 +33,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Failure = Literal["server_down", "transient", "fatal"]
+Failure = Literal["server_down", "transient", "content"]
+ErrorKind = str  # "fatal" | "transient" | "content": hope.models.openai_client.classify_error
 
-# Statuses that say "try again" rather than "this request is wrong" (besides every 5xx).
-TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
 _INITIAL_DELAY_S = 0.5
 _MAX_DELAY_S = 8.0
 _MAX_RETRY_AFTER_S = 60.0
@@ -63,21 +65,15 @@ class ServerPoolSettings(BaseModel):
     )
 
 
-def classify_failure(exc: BaseException) -> Failure:
-    """What a failed request says about its server.
+def _classify_error(exc: BaseException) -> ErrorKind:
+    from hope.models.openai_client import classify_error
 
-    ``server_down``: nothing answers there (refused or reset connection); ``transient``: the
-    server answered or hung but may succeed on a retry (5xx, 408, 409, 425, 429, timeouts);
-    ``fatal``: the request itself is at fault (other 4xx) or the error is not a network one.
-    """
-    if isinstance(exc, openai.APITimeoutError):
-        return "transient"
-    if isinstance(exc, openai.APIConnectionError):
-        return "server_down"
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        return "transient" if status >= 500 or status in TRANSIENT_STATUS else "fatal"
-    return "fatal"
+    return classify_error(exc)
+
+
+def pool_failure(kind: ErrorKind) -> Failure:
+    """What a failure of kind ``kind`` (``classify_error``) says about the server that gave it."""
+    return {"fatal": "server_down", "transient": "transient"}.get(kind, "content")
 
 
 class NoServerError(RuntimeError):
@@ -126,6 +122,7 @@ class ServerPool:
         *,
         concurrency: int,
         settings: ServerPoolSettings | None = None,
+        classify: Callable[[BaseException], ErrorKind] = _classify_error,
         clock: Callable[[], float] = time.monotonic,
     ):
         if not urls:
@@ -136,6 +133,7 @@ class ServerPool:
         self.concurrency = concurrency
         self.servers = [ServerState(url, self.settings.cooldown_s) for url in urls]
         self._clock = clock
+        self._classify = classify
         self._next = 0  # round-robin start among equally loaded servers
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
             weakref.WeakKeyDictionary()
@@ -155,6 +153,16 @@ class ServerPool:
     @property
     def healthy(self) -> list[str]:
         return [s.url for s in self.servers if not s.down]
+
+    def failure_of(self, exc: BaseException) -> Failure:
+        return pool_failure(self._classify(exc))
+
+    def take_out(self, url: str, reason: str) -> None:
+        """Take ``url`` out now (e.g. it failed the preflight); it is probed after its cool-down."""
+        server = next(s for s in self.servers if s.url == url)
+        server.failures += 1
+        log.warning("server %s failed: %s", url, reason)
+        self._eject(server, "server_down")
 
     # -- choosing and releasing a server ------------------------------------------------------
 
@@ -218,8 +226,8 @@ class ServerPool:
         task.add_done_callback(self._wakers.discard)
 
     def _record(self, server: ServerState, failure: Failure | None) -> None:
-        if failure is None or failure == "fatal":
-            # The server answered (a 4xx is the request's fault, not the server's).
+        if failure is None or failure == "content":
+            # The server answered (a 400 is the request's fault, not the server's).
             server.consecutive_failures = 0
             if server.down:
                 log.warning("server %s is back", server.url)
@@ -264,24 +272,27 @@ class ServerPool:
         """``await send(url)`` on a chosen server, retried and moved as the module doc says.
 
         ``on_retry(n)`` is called before the n-th retry is sent (n >= 1). The last error is raised
-        when the retries are spent or the error is ``fatal``.
+        when the retries are spent, when it is ``content``-bound, or when no server is left.
         """
         retries = 0
-        free_moves = len(self.servers) - 1  # refused connections moved on without a retry
+        free_moves = len(self.servers) - 1  # servers found down, moved off without a retry
         last: ServerState | None = None
         while True:
             server = await self.acquire(avoid=last)
             try:
                 result = await send(server.url)
             except Exception as exc:
-                failure = classify_failure(exc)
+                failure = self.failure_of(exc)
                 await self.release(server, failure)
-                if failure == "fatal":
+                if failure == "content":
                     raise
                 last = server
-                if failure == "server_down" and free_moves > 0 and self.healthy:
-                    free_moves -= 1
-                    continue
+                if failure == "server_down":
+                    if not self.healthy:
+                        raise  # every server is out: the backend is gone (the run stops)
+                    if free_moves > 0:
+                        free_moves -= 1
+                        continue
                 if retries >= max_retries:
                     raise
                 retries += 1
