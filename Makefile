@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-repro bench-labelled bench-validity clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-servers bench-repro bench-labelled bench-validity clean-cache
 
 setup: $(STAMP)
 
@@ -57,6 +57,10 @@ repro: setup
 
 bench: setup
 	$(BIN)/python bench/bench_engine.py
+
+# The engine workload over 1-4 simulated servers (llm.base_url a list): bench/results/servers.json.
+bench-servers: setup
+	$(BIN)/python bench/bench_servers.py
 
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup

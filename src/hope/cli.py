@@ -2,6 +2,7 @@
 
     hope score --document doc.txt --passages passages.jsonl [--output result.json] [overrides...]
     hope labelled --corpus corpus.md --questions questions.jsonl --passages passages.jsonl
+    hope merge-shards SWEEP_DIR --output merged/     # the shards of a sharded hope-run multirun
 
 Overrides are Hydra overrides of the packaged ``score`` config, e.g. ``hope=reference``,
 ``llm=vllm``, ``llm.base_url=http://gpu-box:8000/v1``, ``hope.seed=7``, ``embedder=hashing``.
@@ -53,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     from hope.labelled.cli import add_labelled_command
 
     add_labelled_command(sub)
+    from hope.pipeline.shards import add_merge_command
+
+    add_merge_command(sub)
     score = sub.add_parser(
         "score",
         help="score one document's passages with HOPE",

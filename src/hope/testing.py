@@ -302,7 +302,9 @@ class SimulatedServer:
         api_key: str | None = None,
         models: Collection[str] | None = None,
         invalid_rate: float = 0.0,
+        port: int = 0,
     ):
+        self.port = port  # 0: any free port; a fixed one brings a stopped server back
         self.latency_s = latency_s
         self.faults = FaultPlan(rate=fault_rate, seed=fault_seed)
         self.responder = responder
@@ -425,9 +427,9 @@ class SimulatedServer:
         app.router.add_get("/health", self._health)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
-        port = site._server.sockets[0].getsockname()[1]
+        port = self.port = site._server.sockets[0].getsockname()[1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self._ready.set()
 
@@ -474,6 +476,7 @@ def serve(argv: list[str] | None = None) -> int:
     parser.add_argument("--fault-seed", type=int, default=0)
     parser.add_argument("--status", type=int, default=None, help="answer every request with it")
     parser.add_argument("--invalid-rate", type=float, default=0.0)
+    parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
     with SimulatedServer(
         latency_s=args.latency,
@@ -481,6 +484,7 @@ def serve(argv: list[str] | None = None) -> int:
         fault_seed=args.fault_seed,
         status=args.status,
         invalid_rate=args.invalid_rate,
+        port=args.port,
     ) as server:
         print(json.dumps({"base_url": server.base_url}), flush=True)
         sys.stdin.read()

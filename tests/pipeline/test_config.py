@@ -104,7 +104,7 @@ _PLUGINS = {
     "local": None,
     "joblib": "hydra_plugins.hydra_joblib_launcher",
     "submitit_slurm": "hydra_plugins.hydra_submitit_launcher",
-    "ray": "hydra_plugins.hydra_ray_launcher",
+    "submitit_local": "hydra_plugins.hydra_submitit_launcher",
     "optuna_chunk_size": "hydra_plugins.hydra_optuna_sweeper",
 }
 
@@ -128,7 +128,12 @@ def test_every_launcher_composes_where_its_plugin_is_installed(name: str):
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = hydra_compose("config", overrides=[f"launcher={name}"], return_hydra_config=True)
-    expected = {"local": "BasicLauncher", "joblib": "JoblibLauncher"}.get(name, "")
+    expected = {
+        "local": "BasicLauncher",
+        "joblib": "JoblibLauncher",
+        "submitit_local": "LocalLauncher",
+        "submitit_slurm": "SlurmLauncher",
+    }[name]
     assert cfg.hydra.launcher._target_.endswith(expected)
 
 

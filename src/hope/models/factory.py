@@ -60,7 +60,7 @@ class ModelEndpoint:
 
     settings: LLMSettings
     identity: str  # enters every cache key: answers of another model or server are not reused
-    endpoint: str | Callable[[], str]
+    endpoint: str | list[str] | Callable[[], str]
 
     def client(self) -> LazyOpenAIClient:
         """The openai client (built at its first request, retrying network faults itself)."""
@@ -85,8 +85,11 @@ def llm_endpoint(
     if backend == "openai":
         if not llm_settings.base_url:
             raise ValueError("llm.base_url is required for backend 'openai'")
-        identity = f"openai:{llm_settings.base_url}|{llm_settings.model}"
-        return ModelEndpoint(llm_settings, identity, llm_settings.base_url)
+        # Every server of a list serves the same model: the first names it in cache keys, so
+        # answers never depend on which server gave them and [A, B] shares A's cache.
+        servers = llm_settings.servers
+        identity = f"openai:{servers[0]}|{llm_settings.model}"
+        return ModelEndpoint(llm_settings, identity, servers if len(servers) > 1 else servers[0])
     raise ValueError(f"unknown llm.backend {backend!r} (expected 'embedded' or 'openai')")
 
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hope.cache import ResponseCache, content_key
 from hope.models.openai_client import (
@@ -30,6 +30,7 @@ from hope.models.openai_client import (
     classify_error,
     error_reason,
 )
+from hope.models.server_pool import ServerPoolSettings
 from hope.seeding import derive_seed
 
 CACHE_NAMESPACE = "chat"
@@ -49,11 +50,15 @@ class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    base_url: str | None = None
+    base_url: str | list[str] | None = Field(
+        default=None,
+        description="one server, or a list of servers of the same model that requests are spread "
+        "over (hope.models.server_pool); the first one names the model in cache keys",
+    )
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding the API key"
     )
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int = Field(default=4, ge=1, description="requests in flight per server")
     timeout_s: float = Field(default=120.0, gt=0, description="per attempt")
     max_retries: int = Field(
         default=4,
@@ -67,6 +72,31 @@ class LLMSettings(BaseModel):
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="backend-specific request fields, sent as given"
     )
+    pool: ServerPoolSettings = Field(default_factory=ServerPoolSettings)
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _server_list(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        urls = list(value)  # a Hydra ListConfig too
+        if not urls or not all(isinstance(url, str) and url for url in urls):
+            raise ValueError(f"llm.base_url: expected a URL or a non-empty list of them: {urls}")
+        if len(set(urls)) != len(urls):
+            raise ValueError(f"llm.base_url lists a server twice: {urls}")
+        return urls
+
+    @property
+    def servers(self) -> list[str]:
+        """The configured server URLs (empty when the embedded server supplies one)."""
+        if self.base_url is None:
+            return []
+        return [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
+
+    @property
+    def total_concurrency(self) -> int:
+        """Requests in flight over all servers: ``concurrency`` per server."""
+        return self.concurrency * max(1, len(self.servers))
 
 
 @dataclass
@@ -188,7 +218,7 @@ class ChatLLM:
         one loop; evaluate() may be called repeatedly, each time with a fresh loop)."""
         loop_id = id(asyncio.get_running_loop())
         if self._loop[0] != loop_id:
-            self._loop = (loop_id, asyncio.Semaphore(self.settings.concurrency), {})
+            self._loop = (loop_id, asyncio.Semaphore(self.settings.total_concurrency), {})
         return self._loop[1], self._loop[2]
 
     async def aclose(self) -> None:

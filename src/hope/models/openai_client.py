@@ -4,8 +4,10 @@ Built at the first request, so a fully cached run never starts the embedded serv
 loop, because httpx pools belong to the loop that created them (``evaluate()`` and ragas' test-set
 generator each run their own). Network faults are the client's to retry: ``max_retries`` more
 attempts on connection errors, timeouts, 408, 409, 429 and 5xx, with exponential backoff and
-jitter, honouring ``Retry-After``. Every attempt is reported to the ``attempt_observer`` of the
-task that sends it, which is how the callers count retries in their usage.
+jitter, honouring ``Retry-After`` (with a list of servers ``hope.models.server_pool`` retries
+instead, moving requests off a failed server). Every attempt is reported to the
+``attempt_observer`` of the task that sends it, which is how the callers count retries in their
+usage.
 """
 
 from __future__ import annotations
@@ -13,13 +15,15 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import Context, ContextVar
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 from openai.types.chat import ChatCompletion
+
+from hope.models.server_pool import ServerPool
 
 if TYPE_CHECKING:
     import httpx2
@@ -36,6 +40,12 @@ async def _observe_attempt(request: Any) -> None:
     observer = attempt_observer.get()
     if observer is not None:
         observer(int(request.headers.get("x-stainless-retry-count") or 0))
+
+
+def _report_retry(retries_taken: int) -> None:
+    observer = attempt_observer.get()
+    if observer is not None:
+        observer(retries_taken)
 
 
 class MissingEndpointError(ValueError):
@@ -141,26 +151,42 @@ def api_key(settings: LLMSettings) -> str:
 class LazyOpenAIClient:
     """``chat.completions.create`` (and ``post_chat``) on an ``openai.AsyncOpenAI`` per loop.
 
-    ``endpoint`` is a base URL or a callable returning one, called only when a request has to be
-    sent. ``transport`` replaces the network (test doubles).
+    ``endpoint`` is a base URL, a list of them (several servers of one model, spread by a
+    ``hope.models.server_pool.ServerPool``, which then retries instead of the openai client) or a
+    callable returning one, called only when a request has to be sent. ``transport`` replaces the
+    network (test doubles).
     """
 
     def __init__(
         self,
         settings: LLMSettings,
-        endpoint: str | Callable[[], str] | None = None,
+        endpoint: str | Sequence[str] | Callable[[], str] | None = None,
         *,
         transport: httpx2.AsyncBaseTransport | None = None,
     ):
         self.settings = settings
-        self._endpoint = endpoint if endpoint is not None else settings.base_url
+        endpoint = endpoint if endpoint is not None else settings.base_url
+        self.pool: ServerPool | None = None
+        if isinstance(endpoint, (list, tuple)):
+            if len(endpoint) == 1:
+                endpoint = endpoint[0]
+            else:
+                self.pool = ServerPool(
+                    endpoint,
+                    concurrency=settings.concurrency,
+                    settings=settings.pool,
+                    classify=classify_error,
+                )
+        self._endpoint = endpoint
         self._transport = transport
-        self._clients: dict[int, openai.AsyncOpenAI] = {}
+        self._clients: dict[tuple[int, str | None], openai.AsyncOpenAI] = {}
         # Clients of finished event loops stay referenced: openai's finaliser would schedule their
         # aclose() on whatever loop runs at collection time, which fails with "Event loop is
         # closed" and prints a stray traceback. At interpreter exit the finaliser does nothing.
         self._retired: list[openai.AsyncOpenAI] = []
         self._base_url: str | None = None if callable(self._endpoint) else self._endpoint
+        if self.pool is not None:
+            self._base_url = "[" + ", ".join(server.url for server in self.pool.servers) + "]"
         # The preflight of this client: one task, awaited by every first request of the run.
         self._preflight: tuple[int | None, asyncio.Future | None] = (None, None)
         self._preflight_passed = False
@@ -214,42 +240,78 @@ class LazyOpenAIClient:
         # full backoff of a long run's requests.
         from hope.models.preflight import PREFLIGHT_HEADER
 
-        try:
-            client = self.client().with_options(max_retries=min(self.settings.max_retries, 2))
+        async def probe(url: str | None) -> None:
+            client = self.client(url).with_options(max_retries=min(self.settings.max_retries, 2))
             await client.post(
                 "/chat/completions",
                 body=request,
                 cast_to=ChatCompletion,
                 options={"headers": {PREFLIGHT_HEADER: "1"}},
             )
-        except Exception as exc:
-            if classify_error(exc) != "content":
-                raise self.backend_error(exc) from exc
 
-    def client(self) -> openai.AsyncOpenAI:
+        if self.pool is None:
+            try:
+                await probe(None)
+            except Exception as exc:
+                if classify_error(exc) != "content":
+                    raise self.backend_error(exc) from exc
+            return
+        # Several servers: each is asked; those that cannot answer are taken out (and probed
+        # again after their cool-down); the run stops only when none can.
+        urls = [server.url for server in self.pool.servers]
+        outcomes = await asyncio.gather(*(probe(url) for url in urls), return_exceptions=True)
+        failed = {
+            url: outcome
+            for url, outcome in zip(urls, outcomes, strict=True)
+            if isinstance(outcome, Exception) and classify_error(outcome) != "content"
+        }
+        for url, exc in failed.items():
+            self.pool.take_out(url, error_reason(exc))
+        if len(failed) == len(urls):
+            key = os.environ.get(self.settings.api_key_env) if self.settings.api_key_env else None
+            reasons = "; ".join(f"{url}: {error_reason(exc)}" for url, exc in failed.items())
+            raise BackendError("LLM", self._base_url, self.settings.model, redact(reasons, [key]))
+
+    def client(self, url: str | None = None) -> openai.AsyncOpenAI:
+        """The client of the running loop for ``url`` (one of the pool's; None: the endpoint)."""
         loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
+        client = self._clients.get((loop_id, url))
         if client is None:
-            endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
+            if url is not None:
+                endpoint = url
+            else:
+                endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
             if not endpoint:
                 raise MissingEndpointError(f"no base_url configured for {self.settings.model}")
-            self._base_url = endpoint
+            if self.pool is None:
+                self._base_url = endpoint
             client = openai.AsyncOpenAI(
                 base_url=endpoint,
                 api_key=api_key(self.settings),
-                max_retries=self.settings.max_retries,
+                # A pool retries itself, on whichever server is healthy.
+                max_retries=0 if self.pool is not None else self.settings.max_retries,
                 timeout=self.settings.timeout_s,
                 http_client=openai.DefaultAsyncHttpxClient(
                     transport=self._transport, event_hooks={"request": [_observe_attempt]}
                 ),
             )
-            self._retired.extend(self._clients.values())
-            self._clients = {loop_id: client}
+            stale = [key for key in self._clients if key[0] != loop_id]
+            self._retired.extend(self._clients.pop(key) for key in stale)
+            self._clients[(loop_id, url)] = client
         return client
+
+    async def _through_pool(self, send: Callable[[openai.AsyncOpenAI], Any]) -> Any:
+        if self.pool is None:
+            return await send(self.client())
+        return await self.pool.call(
+            lambda url: send(self.client(url)),
+            max_retries=self.settings.max_retries,
+            on_retry=_report_retry,
+        )
 
     async def _create(self, **request: Any) -> Any:
         await self.ensure_preflight()
-        return await self.client().chat.completions.create(**request)
+        return await self._through_pool(lambda client: client.chat.completions.create(**request))
 
     async def post_chat(self, request: dict[str, Any]) -> ChatCompletion:
         """POST /chat/completions with ``request`` as it is (``extra_body`` merged into it).
@@ -262,10 +324,12 @@ class LazyOpenAIClient:
         body = {k: v for k, v in request.items() if k != "extra_body"}
         body.update(request.get("extra_body", {}))
         await self.ensure_preflight()
-        return await self.client().post("/chat/completions", body=body, cast_to=ChatCompletion)
+        return await self._through_pool(
+            lambda client: client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        )
 
     async def aclose(self) -> None:
-        """Close the client of the running event loop, if one was built."""
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.close()
+        """Close the clients of the running event loop, if any were built."""
+        loop_id = id(asyncio.get_running_loop())
+        for key in [key for key in self._clients if key[0] == loop_id]:
+            await self._clients.pop(key).close()

@@ -36,6 +36,13 @@ from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
 from hope.io import jsonl_lines, write_atomic, write_json_atomic
+from hope.pipeline.shards import (
+    SHARD_FILE,
+    ShardError,
+    ShardSettings,
+    select_shard,
+    shard_record,
+)
 from hope.records import check_documents
 from hope.stage_runner import read_records
 from hope.stages.chunk import chunk_documents
@@ -177,7 +184,19 @@ def job_output_dir(output_dir: Path | None) -> Path:
 
 def run_name(cfg: DictConfig, chunkers: Sequence[Chunker]) -> str:
     chunking = chunkers[0].name if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
-    return f"{cfg.corpus.profile}/{chunking}/{cfg.hope.profile}"
+    name = f"{cfg.corpus.profile}/{chunking}/{cfg.hope.profile}"
+    shard = shard_settings(cfg)
+    return f"{name} shard {shard.index}/{shard.count}" if shard.active else name
+
+
+def shard_settings(cfg: DictConfig) -> ShardSettings:
+    """The job's ``shard`` settings (hope.pipeline.shards), a named error if they are wrong."""
+    from pydantic import ValidationError
+
+    try:
+        return ShardSettings(**(_plain(cfg.get("shard")) or {}))
+    except ValidationError as exc:
+        raise ShardError(f"shard: {exc}") from exc
 
 
 def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
@@ -202,15 +221,18 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     mark = time.perf_counter()
     path, origin = locate_documents(cfg, out, allow_fetch=not cfg.dry_run)
     chunkers = select_chunkers(cfg)
+    shard = shard_settings(cfg)
     if cfg.dry_run:
         from hope.pipeline.estimate import estimate_for_config, format_estimate
 
         documents = load_documents(path, cfg.data.doc_ids) if path is not None else None
+        if documents is not None:
+            documents, chunkers = select_shard(shard, documents, chunkers)
         estimate = estimate_for_config(cfg, documents, chunkers)
         print(format_estimate(estimate, origin))
         write_json_atomic(out / "estimate.json", estimate.to_dict())
         return float(estimate.total("to_send"))
-    documents = load_documents(path, cfg.data.doc_ids)
+    documents, chunkers = select_shard(shard, load_documents(path, cfg.data.doc_ids), chunkers)
     timings["prepare"] = time.perf_counter() - mark
     log.info("%d documents (%s), chunkers %s", len(documents), origin, [c.name for c in chunkers])
 
@@ -264,7 +286,11 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
             "timings_s": timings,
         }
     )
+    if shard.active:
+        summary["shard"] = shard_record(shard, _plain(cfg), documents, chunkers)
     write_score_outputs(out, rows, scored, summary)
+    if shard.active:
+        write_json_atomic(out / SHARD_FILE, summary["shard"])
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
     # The chunk table, the chunker runs' dataset (as data/chunks/passages.jsonl is in DVC).
     write_atomic(out / "passages.jsonl", jsonl_lines(passages))
@@ -279,6 +305,13 @@ def trace_recorder(cfg: DictConfig):
     from hope.tracking import TrackingSettings
 
     return TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
+
+
+def shard_tags(cfg: DictConfig) -> dict[str, str]:
+    shard = shard_settings(cfg)
+    if not shard.active:
+        return {}
+    return {"hope.shard": f"{shard.index}/{shard.count}", "hope.shard_by": shard.by}
 
 
 def track(
@@ -338,6 +371,7 @@ def track(
             "hope.output_dir": str(out),
             "hope.scores_md5": scores_key(out / "scores.csv")[1],
             **job_tags,
+            **shard_tags(cfg),
         },
         extra_params={
             "data.documents_sha256": summary.get("documents_sha256", ""),

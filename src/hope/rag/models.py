@@ -57,7 +57,7 @@ def judge_llm(
         client if client is not None else endpoint.client(),
         identity=endpoint.identity,
         cache=cache,
-        concurrency=settings.concurrency,
+        concurrency=settings.total_concurrency,
         schema_bounds=bounds.model_dump() if (bounds := config.ragas.schema_bounds) else None,
     )
     llm = instructor_llm(

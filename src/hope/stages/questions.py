@@ -66,7 +66,7 @@ def make_questions(
             embeddings=embeddings,
             seed=config.seed,
             call_timeout_s=qcfg.ragas_timeout_s,
-            max_workers=endpoint.settings.concurrency,
+            max_workers=endpoint.settings.total_concurrency,
         )
     questions, report = generate_questions(
         documents,

@@ -57,7 +57,7 @@ def run_rag(
             make_llm,
             seed=config.seed,
             temperature=config.answer.temperature,
-            concurrency=endpoint.settings.concurrency,
+            concurrency=endpoint.settings.total_concurrency,
             progress=progress,
         )
     )
