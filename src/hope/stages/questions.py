@@ -56,7 +56,7 @@ def make_questions(
     qcfg = config.questions
     ragas_generate = None
     ragas_client = None
-    if qcfg.generator != "fallback":
+    if qcfg.generator in ("auto", "ragas"):
         llm, ragas_client, embeddings = runner.ragas_models(
             config,
             endpoint,
