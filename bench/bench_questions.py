@@ -115,8 +115,8 @@ def main() -> int:
         "complete": False,
     }
     started = time.perf_counter()
-    for generator in generators:
-        for seed in seeds:
+    for seed in seeds:
+        for generator in generators:
             report["runs"].append(one_run(documents, generator, seed, args))
             write_json_atomic(args.out, report)
             print(generator, seed, {k: report["runs"][-1][k] for k in ("kept", "tried")})

@@ -17,13 +17,17 @@ from hope.stages import rag as rag_stage
 from hope.stages import ragas_eval
 from hope.testing import FakeChatClient, SimulatedServer, api_status_error, schema_responder
 
-from .helpers import DOCS, fake_config, passages_for, read_jsonl, write_jsonl
+from .helpers import DOCS, fake_config, passages_for, question_writer, read_jsonl, write_jsonl
 
 CHUNKERS = {"one": 1, "two": 2}
+QUESTION_SCHEMAS = {"generated_question", "written_question", "support_verdict"}
 
 
 def unit_responder(request):
-    """Schema-valid answers whose 0/1 fields stay in range (attributed, verdict)."""
+    """Schema-valid answers whose 0/1 fields stay in range (attributed, verdict); test questions
+    that pass the quality gates (helpers.question_writer)."""
+    if request["response_format"]["json_schema"]["name"] in QUESTION_SCHEMAS:
+        return question_writer(request)
     data = json.loads(schema_responder(request))
 
     def clamp(value):
@@ -155,7 +159,7 @@ def test_stage_entry_points_against_a_simulated_server(tmp_path, repo_root):
                     "corpora": {"profile": "sample"},
                     "rag": {
                         "config": "default",
-                        "questions": {"generator": "fallback"},
+                        "questions": {"generator": "fallback", "context_chars": 200},
                         "embedder": {"backend": "hashing", "dim": 64, "model": "x"},
                         "llm": {"questions": role, "answer": role, "judge": role},
                     },

@@ -161,3 +161,20 @@ def test_same_seed_same_questions_and_warm_rerun_sends_nothing():
         questions_client=FakeChatClient(question_writer),
     )
     assert [q["question"] for q in other] != [q["question"] for q in first]
+
+
+def test_stage_summary_counts_tries_rejections_and_shortfall():
+    config = fake_config(questions={"generator": "extractive", "per_domain": {"sample": 2}})
+    questions, summary = make_questions(
+        DOCS,
+        config,
+        "sample",
+        ResponseCache(None),
+        questions_client=FakeChatClient(question_writer),
+    )
+    assert summary["requested"] == 4 and summary["questions"] == len(questions) == 4
+    assert summary["per_generator"] == {"ragas": 0, "fallback": 0, "extractive": 4}
+    assert summary["shortfall"] == 0
+    assert summary["tried"] == 4 + sum(summary["rejected"].values())
+    assert summary["usage"]["ragas"] is None  # no ragas models outside auto/ragas
+    assert summary["config"]["candidates_per_question"] == 4
