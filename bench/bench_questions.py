@@ -1,7 +1,8 @@
 """Question generators against the quality gates (issue 12) on the sample documents.
 
 For each generator (``fallback``: the LLM writes question and answer from an excerpt;
-``extractive``: the answer is a sentence of the document, the LLM writes the question) and each
+``extractive:llm``: the answer is a sentence of the document, the LLM writes the question;
+``extractive:cloze``: the answer is a phrase of a sentence, code leaves it out) and each
 seed, the questions stage's own code (hope.stages.questions.make_questions) generates the
 configured number of questions per domain with the configured LLMs (default: the embedded
 SmolLM2-135M), and the gates decide. Recorded per run: candidates tried, kept, the share of
@@ -10,7 +11,7 @@ per generator the median and range over the seeds. ``--with-auto`` adds one run 
 ``auto`` mode (ragas' test-set generator first) at the config's seed.
 
     python bench/bench_questions.py                       # writes bench/results/questions.json
-    python bench/bench_questions.py --seeds 2025,2026 --generators extractive
+    python bench/bench_questions.py --seeds 2025,2026 --generators extractive:cloze
 """
 
 from __future__ import annotations
@@ -40,10 +41,16 @@ def git_commit() -> str:
 
 
 def one_run(documents, generator: str, seed: int, args) -> dict[str, Any]:
+    """``generator``: a ``questions.generator`` choice, ``extractive:<writer>`` for the
+    extractive mode with that ``questions.extractive_writer``."""
+    mode, _, writer = generator.partition(":")
+    overrides: dict[str, Any] = {"generator": mode}
+    if writer:
+        overrides["extractive_writer"] = writer
     config, profile = load_rag_config(
         args.params,
         conf_dir=args.conf_dir,
-        overrides={"seed": seed, "questions": {"generator": generator}},
+        overrides={"seed": seed, "questions": overrides},
     )
     started = time.perf_counter()
     questions, summary = make_questions(documents, config, profile, open_cache(args.cache))
@@ -95,7 +102,7 @@ def main() -> int:
     parser.add_argument("--conf-dir", type=Path, default=REPO / "conf/rag")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--seeds", default="2025,2026,2027")
-    parser.add_argument("--generators", default="fallback,extractive")
+    parser.add_argument("--generators", default="extractive:cloze,extractive:llm,fallback")
     parser.add_argument("--with-auto", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/questions.json")
     args = parser.parse_args()

@@ -201,3 +201,42 @@ def test_disabled_tiktoken_cache_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
     with pytest.raises(OfflineEncodingError, match="TIKTOKEN_CACHE_DIR"):
         ensure_cl100k_offline()
+
+
+def test_meta_words_are_allowed_when_the_context_uses_them():
+    context = ["The answer containment rate is the share of questions whose answer fits a passage."]
+    question = "What is the answer containment rate?"
+    assert gates.about_context(question, context, "the share of questions").passed
+    assert gates.about_context(question, [BRIDGE], "x").reason == gates.ABOUT_PROMPT
+
+
+def test_cloze_questions_leave_out_a_span_of_the_document():
+    """Extractive mode with the code writer: no LLM; every reference is a phrase of its
+    document, absent from its question, present in its context; the questions pass the gates."""
+    questions, report = generate_questions(
+        DOCS,
+        per_domain=3,
+        mode="extractive",
+        extractive_writer="cloze",
+        seed=5,
+        fallback_llm=None,
+        context_chars=150,
+    )
+    assert len(questions) == 6
+    for q in questions:
+        text = next(d["text"] for d in DOCS if d["doc_id"] == q["doc_id"])
+        start, end = q["reference_span"]
+        assert text[start:end] == q["reference"]
+        assert q["reference"] in q["reference_contexts"][0]
+        assert q["reference"].lower() not in q["question"].lower()
+        assert "___" in q["question"] and q["generator_detail"] == "cloze@v1"
+    assert report["wiki"]["per_generator"]["extractive"] == {"tried": 3, "kept": 3}
+
+
+def test_phrase_rule_prefers_numbers_and_skips_list_numbers():
+    from hope.rag.questions import phrase_spans
+
+    sentence = "3. The bridge will be 800 metres long."
+    assert [sentence[a:b] for a, b in phrase_spans(sentence)] == ["800 metres"]
+    sentence = "Drones are male bees whose only task is mating with a Queen."
+    assert [sentence[a:b] for a, b in phrase_spans(sentence)] == ["Queen"]

@@ -4,7 +4,8 @@ A question is kept only if
 
 1. ``about_context``: it is a question about its reference context, not about the prompt: it is
    phrased as a question, does not talk about "the question", "the answer", "the excerpt" and the
-   like, shares content words with its reference context, and does not give its own answer away;
+   like (unless its context does), shares content words with its reference context, and does
+   not give its own answer away;
 2. ``supported``: its reference answer is supported by the reference context: by code when the
    answer is extractive (it occurs in the context, up to case, whitespace and end punctuation),
    else by the judge, whose verdict is recorded and counts only with a supporting quote that does
@@ -94,9 +95,11 @@ def about_context(question: str, contexts: Sequence[str], reference: str = "") -
     text = question.strip()
     if not text.endswith("?") and not _QUESTION_START.match(text):
         return GateResult(False, NOT_A_QUESTION, "neither ends with '?' nor starts like a question")
-    meta = _META.search(text)
-    if meta:
-        return GateResult(False, ABOUT_PROMPT, f"talks about the prompt: {meta.group(0)!r}")
+    # "the answer" is about the prompt unless the context itself talks about answers.
+    context_text = normalise(" ".join(contexts))
+    for meta in _META.finditer(text):
+        if normalise(meta.group(0)) not in context_text:
+            return GateResult(False, ABOUT_PROMPT, f"talks about the prompt: {meta.group(0)!r}")
     words = set(content_words(text))
     context_words = set(content_words(" ".join(contexts)))
     shared = words & context_words

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,42 +215,124 @@ def answer_span(text: str, excerpt: str, rng: random.Random) -> tuple[int, int]:
     return base + chosen.start, base + chosen.end
 
 
+CLOZE_DETAIL = "cloze@v1"
+_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+_NAME = re.compile(r"[A-Z][\w'’-]+(?:\s+(?:of\s+|the\s+)?[A-Z][\w'’-]+)*")
+_LONG_WORD = re.compile(r"[A-Za-z][a-z-]{5,}")
+
+
+def phrase_spans(sentence: str) -> list[tuple[int, int]]:
+    """Candidate answer phrases of a sentence, as offsets into it: numbers (with the word after
+    them when it carries content, "800 metres") that do not open the sentence (list numbers),
+    else names (capitalised words that are not stop words) after its first word, else words of
+    six letters or more that are not stop words; only phrases that occur once in the sentence."""
+
+    def once(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        lower = sentence.lower()
+        return [(a, b) for a, b in spans if lower.count(lower[a:b]) == 1]
+
+    opening = re.match(r"[\W\d.]*", sentence)
+    first = opening.end() if opening else 0
+    spans = []
+    for match in _NUMBER.finditer(sentence):
+        if match.start() < first:
+            continue
+        end = match.end()
+        after = re.match(r"\s+([A-Za-z%]+)", sentence[end:])
+        if after and gates.content_words(after.group(1)):
+            end += after.end()
+        spans.append((match.start(), end))
+    if spans := once(spans):
+        return spans
+    words = sentence.split(maxsplit=1)
+    first_word_end = sentence.find(words[0]) + len(words[0]) if words else 0
+    names = [
+        (m.start(), m.end())
+        for m in _NAME.finditer(sentence)
+        if m.start() >= first_word_end and gates.content_words(m.group(0))
+    ]
+    if spans := once(names):
+        return spans
+    return once(
+        [
+            (m.start(), m.end())
+            for m in _LONG_WORD.finditer(sentence)
+            if gates.content_words(m.group(0))
+        ]
+    )
+
+
+def cloze_question(
+    text: str, excerpt: str, title: str, rng: random.Random
+) -> tuple[str, int, int] | None:
+    """The code-written extractive question: a sentence of ``excerpt`` (:func:`answer_span`) with
+    one phrase (drawn by ``rng`` from :func:`phrase_spans`) left out; the phrase is the reference
+    answer. ``(question, start, end)`` with the phrase's offsets in ``text``, or None."""
+    s_start, s_end = answer_span(text, excerpt, rng)
+    sentence = text[s_start:s_end]
+    spans = phrase_spans(sentence)
+    if not spans:
+        return None
+    a, b = rng.choice(spans)
+    gapped = " ".join(f"{sentence[:a]}___{sentence[b:]}".split())
+    where = f'In "{title}", ' if title else ""
+    return f'{where}which words fill the gap in: "{gapped}"?', s_start + a, s_start + b
+
+
 async def write_extractive_question(
-    slot: Slot, text: str, llm: ChatLLM, prompt: Prompt, *, seed: int, max_attempts: int
+    slot: Slot,
+    text: str,
+    llm: ChatLLM | None,
+    prompt: Prompt,
+    *,
+    seed: int,
+    max_attempts: int,
+    writer: Literal["llm", "cloze"] = "llm",
 ) -> SlotOutcome:
-    """One extractive question: its reference answer is a sentence of the document (the seeded
-    rule of :func:`answer_span`), the LLM writes a question for it, its context is the excerpt."""
+    """One extractive question; its context is the excerpt. ``writer='llm'``: the reference
+    answer is a sentence of the document (the seeded rule of :func:`answer_span`) and the LLM
+    writes a question for it; ``'cloze'``: :func:`cloze_question`, no LLM."""
     outcome = SlotOutcome(slot, None)
     for attempt in range(max_attempts):
         excerpt = slot.excerpts[attempt % len(slot.excerpts)]
         rng = random.Random(derive_seed(seed, "extractive", slot.domain, slot.ordinal, attempt))
-        start, end = answer_span(text, excerpt, rng)
-        answer = text[start:end]
-        try:
-            response = await llm.structured(
-                messages=prompt.render(
-                    title=slot.title or slot.doc_id, excerpt=excerpt, answer=answer
-                ),
-                response_model=WrittenQuestion,
-                schema_name="written_question",
-                prompt_id=prompt.id,
-                temperature=0.0,
-                seed=derive_seed(seed, "question", slot.domain, slot.ordinal, attempt),
-                validate=_validate_written,
-            )
-        except LLMCallError as exc:
-            outcome.errors.append(exc.reason)
-            continue
+        if writer == "cloze":
+            written = cloze_question(text, excerpt, slot.title, rng)
+            if written is None:
+                outcome.errors.append("no answer phrase in the excerpt")
+                continue
+            question, start, end = written
+            detail = CLOZE_DETAIL
+        else:
+            if llm is None:
+                raise ValueError("the LLM-written extractive question needs an LLM")
+            start, end = answer_span(text, excerpt, rng)
+            try:
+                response = await llm.structured(
+                    messages=prompt.render(
+                        title=slot.title or slot.doc_id, excerpt=excerpt, answer=text[start:end]
+                    ),
+                    response_model=WrittenQuestion,
+                    schema_name="written_question",
+                    prompt_id=prompt.id,
+                    temperature=0.0,
+                    seed=derive_seed(seed, "question", slot.domain, slot.ordinal, attempt),
+                    validate=_validate_written,
+                )
+            except LLMCallError as exc:
+                outcome.errors.append(exc.reason)
+                continue
+            question, detail = response.value.question.strip(), prompt.id
         outcome.record = {
             "domain": slot.domain,
             "doc_id": slot.doc_id,
-            "question": response.value.question.strip(),
-            "reference": answer,
+            "question": question,
+            "reference": text[start:end],
             "reference_span": [start, end],
             "reference_contexts": [excerpt],
             "source_doc_ids": [slot.doc_id],
             "generator": "extractive",
-            "generator_detail": prompt.id,
+            "generator_detail": detail,
         }
         return outcome
     return outcome
@@ -258,10 +341,11 @@ async def write_extractive_question(
 async def extractive_questions(
     slots: Sequence[Slot],
     texts: Mapping[str, str],
-    llm: ChatLLM,
+    llm: ChatLLM | None,
     *,
     seed: int,
     max_attempts: int,
+    writer: Literal["llm", "cloze"] = "llm",
     prompt: Prompt | None = None,
     progress: str | None = None,
 ) -> list[SlotOutcome]:
@@ -270,7 +354,13 @@ async def extractive_questions(
 
     def one(slot: Slot) -> Awaitable[SlotOutcome]:
         return write_extractive_question(
-            slot, texts[slot.doc_id], llm, prompt, seed=seed, max_attempts=max_attempts
+            slot,
+            texts[slot.doc_id],
+            llm,
+            prompt,
+            seed=seed,
+            max_attempts=max_attempts,
+            writer=writer,
         )
 
     return await gather_bounded(one, slots, progress=progress)
@@ -454,6 +544,7 @@ def generate_questions(
     fallback_llm: ChatLLM | None,
     ragas_generate: RagasGenerate | None = None,
     backup: Literal["fallback", "extractive"] = "fallback",
+    extractive_writer: Literal["llm", "cloze"] = "llm",
     judge_llm: ChatLLM | None = None,
     candidates_per_question: int = 4,
     duplicate_jaccard: float = 0.8,
@@ -467,7 +558,8 @@ def generate_questions(
     ``mode='auto'`` asks ``ragas_generate`` first and writes what it could not deliver, or what
     the gates rejected, with the ``backup`` generator (``fallback``: the LLM writes question and
     answer from an excerpt; ``extractive``: the answer is a sentence of the document, the LLM
-    writes the question); the reason is kept on each such question. ``fallback`` and
+    writes the question, or code writes a cloze question when ``extractive_writer='cloze'``);
+    the reason is kept on each such question. ``fallback`` and
     ``extractive`` use that generator alone, ``ragas`` ragas alone. Candidates are generated until
     ``per_domain`` pass or ``candidates_per_question * per_domain`` were tried; ``report`` counts
     per domain what was tried, kept and rejected (with reasons) and the shortfall.
@@ -483,7 +575,8 @@ def generate_questions(
     report: dict[str, Any] = {}
     questions: list[dict[str, Any]] = []
     writer: str | None = {"auto": backup, "ragas": None}.get(mode, mode)
-    if writer is not None and fallback_llm is None:
+    needs_llm = writer == "fallback" or (writer == "extractive" and extractive_writer == "llm")
+    if needs_llm and fallback_llm is None:
         raise ValueError(f"the {writer} question generator needs an LLM")
     for domain, docs in group_by_domain(documents).items():
         entry = DomainReport(per_domain, per_domain * candidates_per_question)
@@ -539,14 +632,13 @@ def generate_questions(
                 domain, docs, count, seed=seed, context_chars=context_chars, first_ordinal=ordinal
             )
             ordinal += count
-            assert fallback_llm is not None
             label = f"questions {domain}" if progress else None
             if writer == "extractive":
                 texts = {d["doc_id"]: d["text"] for d in docs}
                 outcomes = asyncio.run(
                     extractive_questions(
                         slots, texts, fallback_llm, seed=seed, max_attempts=max_attempts,
-                        progress=label,
+                        writer=extractive_writer, progress=label,
                     )
                 )  # fmt: skip
             else:

@@ -81,6 +81,7 @@ def make_questions(
         fallback_llm=fallback_llm,
         ragas_generate=ragas_generate,
         backup=qcfg.backup,
+        extractive_writer=qcfg.extractive_writer,
         judge_llm=judge,
         candidates_per_question=qcfg.candidates_per_question,
         duplicate_jaccard=qcfg.duplicate_jaccard,
