@@ -17,6 +17,7 @@ per generator the median and range over the seeds. ``--with-auto`` adds one run 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -104,6 +105,9 @@ def main() -> int:
     parser.add_argument("--seeds", default="2025,2026,2027")
     parser.add_argument("--generators", default="extractive:cloze,extractive:llm,fallback")
     parser.add_argument("--with-auto", action="store_true")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the runs already in --out, add the missing"
+    )
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/questions.json")
     args = parser.parse_args()
     if not args.documents.is_file():
@@ -121,31 +125,57 @@ def main() -> int:
         "runs": [],
         "complete": False,
     }
+    done: list[dict[str, Any]] = []
+    if args.resume and args.out.is_file():
+        previous = json.loads(args.out.read_text(encoding="utf-8"))
+        done = [r for r in previous.get("runs", []) if r["generator"] in generators]
+        for run in done:
+            run.setdefault("commit", previous.get("commit"))
+        report["resumed_from_commits"] = sorted(
+            {previous.get("commit"), *previous.get("resumed_from_commits", [])} - {None}
+        )
+    report["runs"] = done
     started = time.perf_counter()
     for seed in seeds:
         for generator in generators:
-            report["runs"].append(one_run(documents, generator, seed, args))
+            if any(r["generator"] == generator and r["seed"] == seed for r in done):
+                continue
+            report["runs"].append(
+                {**one_run(documents, generator, seed, args), "commit": report["commit"]}
+            )
+            summarise(report, generators)
             write_json_atomic(args.out, report)
             print(generator, seed, {k: report["runs"][-1][k] for k in ("kept", "tried")})
     if args.with_auto:
         config, _ = load_rag_config(args.params, conf_dir=args.conf_dir)
         report["runs"].append(one_run(documents, "auto", config.seed, args))
-        write_json_atomic(args.out, report)
-    report["per_generator"] = {
-        g: {
-            "pass_rate": spread([r["pass_rate"] for r in report["runs"] if r["generator"] == g]),
-            "kept": spread([r["kept"] for r in report["runs"] if r["generator"] == g]),
-            "tried": spread([r["tried"] for r in report["runs"] if r["generator"] == g]),
-        }
-        for g in generators
-    }
-    rates = {g: report["per_generator"][g]["pass_rate"]["median"] for g in generators}
-    report["best_generator"] = max(rates, key=lambda g: rates[g])
+    summarise(report, generators)
     report["wall_time_s"] = round(time.perf_counter() - started, 1)
     report["complete"] = True
     write_json_atomic(args.out, report)
-    print(f"pass rates (median over seeds): {rates} -> {args.out}")
+    print(f"pass rates (median over seeds): {report['best']} -> {args.out}")
     return 0
+
+
+def summarise(report: dict[str, Any], generators: list[str]) -> None:
+    """Per generator: median and range over the seeds run so far; the best by median pass rate
+    (ties: more questions kept)."""
+    per: dict[str, Any] = {}
+    for g in generators:
+        runs = [r for r in report["runs"] if r["generator"] == g]
+        if not runs:
+            continue
+        per[g] = {
+            "seeds": [r["seed"] for r in runs],
+            "pass_rate": spread([r["pass_rate"] or 0.0 for r in runs]),
+            "kept": spread([r["kept"] for r in runs]),
+            "tried": spread([r["tried"] for r in runs]),
+        }
+    report["per_generator"] = per
+    report["best"] = {g: v["pass_rate"]["median"] for g, v in per.items()}
+    report["best_generator"] = max(
+        per, key=lambda g: (per[g]["pass_rate"]["median"], per[g]["kept"]["median"])
+    )
 
 
 if __name__ == "__main__":
