@@ -70,8 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
+    from hope.models.openai_client import BackendError
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
     try:
         return args.handler(args)
+    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+        print(f"hope: error: {exc}", file=sys.stderr)
+        return BACKEND_EXIT_CODE
     except InputFileError as exc:
         print(f"hope: error: {exc}", file=sys.stderr)
         return 2

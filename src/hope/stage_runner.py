@@ -77,9 +77,15 @@ def run_stage(
 ) -> int:
     """A stage's ``main``: a bad input (one of ``errors``) is one line on stderr and exit 1 with
     nothing written; otherwise every file is written atomically and the message printed."""
+    from hope.models.openai_client import BackendError
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
     started = time.perf_counter()
     try:
         result = compute()
+    except BackendError as exc:  # a backend that cannot answer: nothing written
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return BACKEND_EXIT_CODE
     except errors as exc:
         print(f"{name}: error: {exc}", file=sys.stderr)
         return 1

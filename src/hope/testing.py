@@ -13,13 +13,15 @@ import json
 import random
 import re
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 
 from hope.models.openai_client import LazyOpenAIClient
+from hope.models.preflight import PREFLIGHT_HEADER
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
@@ -77,8 +79,12 @@ def schema_instance(
 
 
 def schema_responder(request: dict[str, Any]) -> str:
-    """Default behaviour: a schema-valid answer built from words of the user message."""
-    schema = request["response_format"]["json_schema"]["schema"]
+    """Default behaviour: a schema-valid answer built from words of the user message (plain "OK"
+    to a request without a JSON schema, such as the preflight's)."""
+    fmt = request.get("response_format")
+    if not isinstance(fmt, dict) or "json_schema" not in fmt:
+        return "OK"
+    schema = fmt["json_schema"]["schema"]
     user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
     vocabulary = sorted(set(_WORD.findall(user)))
     return json.dumps(schema_instance(schema, request_rng(request), vocabulary))
@@ -139,11 +145,15 @@ class FakeTransport(httpx2.AsyncBaseTransport):
     def __init__(self, responder: Callable[[dict[str, Any]], str] = schema_responder):
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.preflights: list[dict[str, Any]] = []  # answered "OK", not passed to the responder
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         import openai
 
         body = json.loads(await request.aread())
+        if request.headers.get(PREFLIGHT_HEADER):
+            self.preflights.append(body)
+            return httpx2.Response(200, json=completion_body("OK", body))
         self.requests.append(body)
         await asyncio.sleep(0)
         try:
@@ -191,10 +201,41 @@ def api_status_error(
     return openai.APIStatusError(message, response=response, body=None)
 
 
-class SimulatedServer:
-    """An OpenAI-compatible chat server on 127.0.0.1 with fixed latency and injected faults.
+# What a backend answers for a status (OpenAI's wording where it has one); ``status_error_body``.
+STATUS_MESSAGES = {
+    400: "This model's maximum context length is 8192 tokens. However, your messages resulted "
+    "in 9001 tokens. Please reduce the length of the messages.",
+    401: "Incorrect API key provided: {key}. You can find your API key in your account settings.",
+    403: "You are not allowed to sample from this model",
+    404: "The model `{model}` does not exist or you do not have access to it.",
+    500: "The server had an error while processing your request.",
+}
 
-    Runs its own event loop in a daemon thread; use as a context manager. Only loopback.
+
+def status_error_body(status: int, *, model: str = "", key: str = "") -> dict[str, Any]:
+    """The JSON error body an OpenAI-compatible server sends with ``status``."""
+    message = STATUS_MESSAGES.get(status, f"simulated status {status}")
+    masked = key[:3] + "*" * max(len(key) - 7, 0) + key[-4:] if key else "(none)"
+    code = "context_length_exceeded" if status == 400 else str(status)
+    return {"error": {"message": message.format(model=model, key=masked), "code": code}}
+
+
+def invalid_share(request: dict[str, Any], rate: float) -> bool:
+    """Whether a request gets a non-JSON answer: a pure function of the request (the same request
+    always gets the same verdict, as a seeded model would) with about ``rate`` of them chosen."""
+    return rate > 0 and request_rng(request).random() < rate
+
+
+class SimulatedServer:
+    """An OpenAI-compatible chat (and embeddings) server on 127.0.0.1 with fixed latency and
+    injected faults. Runs its own event loop in a daemon thread; use as a context manager.
+    Only loopback.
+
+    Misbehaviour, all changeable while it runs (a test "fixes" the backend by resetting them):
+    ``status`` answers every request after the first ``fail_after`` with that HTTP status and the
+    body a real server sends (400 is a context-length refusal); ``api_key`` answers 401 to any
+    other bearer token; ``models`` answers 404 to a model not among them; ``invalid_rate``
+    answers a share of schema requests with text that is not JSON.
     """
 
     def __init__(
@@ -204,12 +245,26 @@ class SimulatedServer:
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         responder: Callable[[dict[str, Any]], str] = schema_responder,
+        status: int | None = None,
+        fail_after: int = 0,
+        api_key: str | None = None,
+        models: Collection[str] | None = None,
+        invalid_rate: float = 0.0,
     ):
         self.latency_s = latency_s
         self.faults = FaultPlan(rate=fault_rate, seed=fault_seed)
         self.responder = responder
-        self.requests = 0
+        self.status = status
+        self.fail_after = fail_after
+        self.api_key = api_key
+        self.models = set(models) if models is not None else None
+        self.invalid_rate = invalid_rate
+        self.requests = 0  # chat requests, preflights not included
+        self.preflights = 0
         self.faulted = 0
+        self.completed = 0  # answers (of any status) written back to the client
+        self.last_completed_at = 0.0  # time.monotonic() of the latest of them
+        self.embedding_requests = 0
         self.max_in_flight = 0
         self._in_flight = 0
         self.base_url = ""
@@ -218,25 +273,91 @@ class SimulatedServer:
         self._ready = threading.Event()
         self._runner = None
 
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    def _refusal(self, request, body: dict[str, Any], number: int):
+        """The error response this request (the ``number``-th; 0: a preflight) gets, or None."""
+        from aiohttp import web
+
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        model = str(body.get("model", ""))
+        status = None
+        if self.api_key is not None and given != self.api_key:
+            status = 401
+        elif self.models is not None and model not in self.models:
+            status = 404
+        elif self.status is not None and (number or self.requests + 1) > self.fail_after:
+            status = self.status
+        if status is None:
+            return None
+        self.faulted += 1
+        return web.json_response(status_error_body(status, model=model, key=given), status=status)
+
     async def _chat(self, request):
         from aiohttp import web
 
         body = await request.json()
+        if request.headers.get(PREFLIGHT_HEADER):
+            self.preflights += 1
+            refusal = self._refusal(request, body, 0)
+            return refusal or web.json_response(completion_body("OK", body))
         self.requests += 1
+        number = self.requests
         self._in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
             await asyncio.sleep(self.latency_s)
+            refusal = self._refusal(request, body, number)
+            if refusal is not None:
+                return refusal
             status = self.faults.draw()
             if status is not None:
                 self.faulted += 1
                 return web.json_response(
                     {"error": {"message": "injected fault", "code": status}}, status=status
                 )
-            content = self.responder(body)
-            return web.json_response(completion_body(content, body, self.requests))
+            if "response_format" in body and invalid_share(body, self.invalid_rate):
+                content = "Sorry, I cannot answer in JSON."
+            else:
+                content = self.responder(body)
+            return web.json_response(completion_body(content, body, number))
         finally:
             self._in_flight -= 1
+            self.completed += 1
+            self.last_completed_at = time.monotonic()
+
+    async def _embeddings(self, request):
+        """``/v1/embeddings``: a deterministic 8-dimensional vector per input text."""
+        from aiohttp import web
+
+        body = await request.json()
+        if request.headers.get(PREFLIGHT_HEADER):
+            self.preflights += 1
+        self.embedding_requests += 1
+        refusal = self._refusal(request, body, 0)
+        if refusal is not None:
+            return refusal
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = []
+        for index, text in enumerate(inputs):
+            digest = hashlib.sha256(str(text).encode("utf-8")).digest()
+            data.append(
+                {
+                    "object": "embedding",
+                    "index": index,
+                    "embedding": [b - 127.5 for b in digest[:8]],
+                }
+            )
+        return web.json_response(
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", "fake"),
+                "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)},
+            }
+        )
 
     async def _health(self, _request):
         from aiohttp import web
@@ -248,6 +369,7 @@ class SimulatedServer:
 
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/health", self._health)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -298,14 +420,21 @@ def serve(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--fault-seed", type=int, default=0)
+    parser.add_argument("--status", type=int, default=None, help="answer every request with it")
+    parser.add_argument("--invalid-rate", type=float, default=0.0)
     args = parser.parse_args(argv)
     with SimulatedServer(
-        latency_s=args.latency, fault_rate=args.fault_rate, fault_seed=args.fault_seed
+        latency_s=args.latency,
+        fault_rate=args.fault_rate,
+        fault_seed=args.fault_seed,
+        status=args.status,
+        invalid_rate=args.invalid_rate,
     ) as server:
         print(json.dumps({"base_url": server.base_url}), flush=True)
         sys.stdin.read()
         stats = {
             "requests": server.requests,
+            "preflights": server.preflights,
             "faulted": server.faulted,
             "max_in_flight": server.max_in_flight,
         }

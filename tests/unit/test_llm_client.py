@@ -10,6 +10,7 @@ import pytest
 
 from hope.cache import ResponseCache
 from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
+from hope.models.openai_client import BackendError
 from hope.prompts.schemas import AnswerResponse
 from hope.testing import FakeTransport, api_status_error
 
@@ -295,7 +296,8 @@ def test_missing_api_key_is_a_clear_error(monkeypatch):
         LLMSettings(model="m", base_url="http://127.0.0.1:9/v1", api_key_env="HOPE_TEST_KEY"),
         identity="x",
     )
-    with pytest.raises(LLMCallError, match="HOPE_TEST_KEY"):
+    # fatal for the backend (issue #13): the run stops instead of failing every item
+    with pytest.raises(BackendError, match="HOPE_TEST_KEY"):
         ask(llm)
 
 

@@ -115,16 +115,47 @@ class OpenAIEmbedder(Embedder):
         self._client = openai.OpenAI(
             base_url=base_url, api_key=key, timeout=timeout_s, max_retries=max_retries
         )
+        self._key = key
+        self._preflight_passed = False
+        self.base_url = base_url
         self.model = model
         self.batch_size = batch_size
         self.identity = f"openai:{base_url}|{model}"
 
+    def _request(self, batch: list[str], client=None) -> list[list[float]]:
+        """One /embeddings request; a backend that cannot serve it (``classify_error``: fatal,
+        or transient past the client's retries) raises BackendError naming URL and model.
+        Nothing of the embedder is cached as failed."""
+        from hope.models.openai_client import BackendError, classify_error, error_reason, redact
+
+        try:
+            response = (client or self._client).embeddings.create(model=self.model, input=batch)
+        except Exception as exc:
+            if classify_error(exc) == "content":
+                raise
+            reason = redact(error_reason(exc), [self._key])
+            raise BackendError("embedder", self.base_url, self.model, reason) from exc
+        return [item.embedding for item in sorted(response.data, key=lambda d: d.index)]
+
+    def preflight(self) -> None:
+        """One cheap request (one short text, at most two retries): BackendError if the embedder
+        cannot answer. Run once, before the first ``embed`` (``hope.models.preflight``)."""
+        from hope.models.preflight import PREFLIGHT_HEADER, preflight_enabled
+
+        if self._preflight_passed or not preflight_enabled():
+            return
+        client = self._client.with_options(
+            max_retries=min(self._client.max_retries, 2),
+            default_headers={PREFLIGHT_HEADER: "1"},
+        )
+        self._request(["preflight"], client)
+        self._preflight_passed = True
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.preflight()
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start : start + self.batch_size])
-            response = self._client.embeddings.create(model=self.model, input=batch)
-            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+            rows.extend(self._request(list(texts[start : start + self.batch_size])))
         return normalise_rows(np.asarray(rows, dtype=np.float32))
 
 

@@ -9,6 +9,7 @@ validation is asked again here, with a new seed.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
@@ -20,13 +21,25 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hope.cache import ResponseCache, content_key
-from hope.models.openai_client import LazyOpenAIClient, MissingEndpointError, attempt_observer
+from hope.models.openai_client import (
+    BackendError,
+    LazyOpenAIClient,
+    MissingEndpointError,
+    attempt_observer,
+    classify_error,
+    error_reason,
+)
 from hope.seeding import derive_seed
 
 CACHE_NAMESPACE = "chat"
-# Statuses that may pass: a request failing with them is not cached as failed (nor are network
-# errors); any other status (400 for a prompt longer than the context, ...) fails again.
-_TRANSIENT_STATUS = {408, 409, 425, 429}
+# Answers that arrived but failed their schema or validation, by request and attempt: a rerun after
+# a kill replays them (and validates them again) instead of sending the request again.
+ATTEMPT_NAMESPACE = "chat-invalid"
+# What a failed request means is ``classify_error``'s call: a fatal one (dead backend, 401, 403,
+# 404) stops the run and is never cached; a transient one fails the item and is not cached; only a
+# content-bound one (400 for a prompt longer than the context, ...) is cached, as it fails again.
+# Caches written before that rule may hold fatal statuses as failures: they are not believed.
+_FATAL_CACHED = re.compile(r"^HTTP (401|403|404|407)\b")
 
 
 class LLMSettings(BaseModel):
@@ -198,6 +211,8 @@ class ChatLLM:
         if hit is None:
             return None
         if "error" in hit:
+            if _FATAL_CACHED.match(hit["error"]):
+                return None
             raise LLMCallError(hit["error"], attempts=0)
         try:
             value = response_model.model_validate_json(hit["content"])
@@ -274,7 +289,7 @@ class ChatLLM:
                 invalid_retry_temperatures=invalid_retry_temperatures,
                 validate=validate,
             )
-        except LLMCallError as exc:
+        except (LLMCallError, BackendError) as exc:
             outcome.set_result((None, exc))
             raise
         except BaseException as exc:
@@ -335,29 +350,46 @@ class ChatLLM:
             if settings.extra_body:
                 request["extra_body"] = dict(settings.extra_body)
             transient = False
+            raw: str | None = None
+            # An invalid answer that arrived before a kill is replayed, not asked again.
+            attempt_key = content_key({"request": key, "invalid_attempt": invalid_count})
+            replay = (
+                self._cache.get_json(ATTEMPT_NAMESPACE, attempt_key)
+                if self._cache is not None
+                else None
+            )
             try:
-                async with semaphore:
-                    self._add("requests", 1)
-                    started = time.perf_counter()
-                    observing = attempt_observer.set(observe)
-                    try:
-                        response = await self._send(request)
-                    finally:
-                        attempt_observer.reset(observing)
-                        self._add("latency_s", time.perf_counter() - started)
-                raw = _content_of(response, self._add)
+                if replay is not None:
+                    self._add("cache_hits", 1)
+                    if "content" not in replay:
+                        raise _InvalidResponse(replay.get("invalid", "invalid response"))
+                    raw = replay["content"]
+                else:
+                    async with semaphore:
+                        self._add("requests", 1)
+                        started = time.perf_counter()
+                        observing = attempt_observer.set(observe)
+                        try:
+                            response = await self._send(request)
+                        finally:
+                            attempt_observer.reset(observing)
+                            self._add("latency_s", time.perf_counter() - started)
+                    raw = _content_of(response, self._add)
                 value = response_model.model_validate_json(raw)
                 if validate is not None:
                     validate(value)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                transient = status in _TRANSIENT_STATUS or status >= 500
-                reason = f"HTTP {status}: {_short(exc)}"
-            except openai.APIConnectionError as exc:  # includes timeouts
-                transient = True
-                reason = f"{type(exc).__name__}: {_short(exc)}"
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:  # after retries
+                kind = classify_error(exc)
+                if kind == "fatal":
+                    raise self._backend_error(exc) from exc
+                transient = kind == "transient"
+                reason = error_reason(exc)
             except (ValidationError, _InvalidResponse, ValueError) as exc:
                 self._add("invalid_responses", 1)
+                if replay is None and self._cache is not None:
+                    # Durable the moment it arrives, like a valid answer (no await in between).
+                    stored = {"content": raw} if raw is not None else {"invalid": _short(exc)}
+                    self._cache.put_json(ATTEMPT_NAMESPACE, attempt_key, stored)
                 invalid_count += 1
                 if invalid_count <= settings.max_retries:
                     self._add("retries", 1)
@@ -386,7 +418,13 @@ class ChatLLM:
                 return await self._client.post_chat(request)
             return await self._client.chat.completions.create(**request)
         except MissingEndpointError as exc:
-            raise LLMCallError(str(exc), attempts=0) from exc
+            raise self._backend_error(exc) from exc
+
+    def _backend_error(self, exc: BaseException) -> BackendError:
+        if isinstance(self._client, LazyOpenAIClient):
+            return self._client.backend_error(exc)
+        base_url = str(getattr(self._client, "base_url", "") or "") or self.settings.base_url
+        return BackendError("LLM", base_url, self.settings.model, error_reason(exc))
 
 
 def _content_of(response: Any, add: Callable[[str, float], None]) -> str:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
-from contextvars import ContextVar
+import re
+from collections.abc import Callable, Iterable
+from contextvars import Context, ContextVar
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import openai
 from openai.types.chat import ChatCompletion
@@ -39,6 +40,92 @@ async def _observe_attempt(request: Any) -> None:
 
 class MissingEndpointError(ValueError):
     """No base URL or no API key: nothing to send the request to."""
+
+
+# --- what a failed request means ----------------------------------------------------------------
+
+ErrorKind = Literal["fatal", "transient", "content"]
+# The backend cannot answer any request: wrong key (401), no permission (403), no such model or
+# route (404), proxy authentication (407). Never a property of the request's content.
+FATAL_STATUS = frozenset({401, 403, 404, 407})
+# May pass on a later attempt (the openai client retries them, as it does 5xx).
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429})
+
+
+def classify_error(exc: BaseException) -> ErrorKind:
+    """Whether a request's failure (after the client's retries) is *fatal* for the backend (stop
+    the run, cache nothing), *transient* (this item fails, nothing cached, a rerun asks again) or
+    *content*-bound (the request itself is the problem, e.g. a prompt longer than the context:
+    asking again gives the same answer, so the failure may be cached).
+
+    Fatal: no endpoint or key configured, a connection that cannot be made (refused, DNS failure,
+    reset) and HTTP 401, 403, 404, 407. Transient: timeouts, 408, 409, 425, 429, 5xx. Content:
+    any other HTTP status (400, 413, 422...) and anything else raised while sending.
+    """
+    if isinstance(exc, BackendError | MissingEndpointError):
+        return "fatal"
+    if isinstance(exc, openai.APITimeoutError):
+        return "transient"
+    if isinstance(exc, openai.APIConnectionError):
+        return "fatal"
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status in FATAL_STATUS:
+            return "fatal"
+        if status in TRANSIENT_STATUS or status >= 500:
+            return "transient"
+        return "content"
+    return "content"
+
+
+_KEY_LIKE = re.compile(r"\b(sk|pk|rk|hf|gsk|key)[-_][A-Za-z0-9*._-]{4,}", re.IGNORECASE)
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` without the given secrets and without anything shaped like an API key
+    (``sk-...``; servers echo a wrong key, partly masked, in their 401 message)."""
+    for secret in secrets:
+        if secret and secret != "not-needed" and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+class BackendError(RuntimeError):
+    """The backend at ``base_url`` cannot serve ``model`` (see ``classify_error``): the run stops.
+    The message names both, never the API key."""
+
+    def __init__(self, what: str, base_url: str | None, model: str, reason: str):
+        self.what = what
+        self.base_url = base_url
+        self.model = model
+        self.reason = reason
+        super().__init__(
+            f"{what} backend {base_url or '(no base_url)'} (model {model!r}) is unusable: {reason}"
+        )
+
+
+def backend_error_in(exc: BaseException | None) -> BackendError | None:
+    """The BackendError behind ``exc`` (itself, or in its chain of causes), if any: libraries
+    such as instructor and ragas wrap the errors of the client they call."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, BackendError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def error_reason(exc: BaseException, limit: int = 300) -> str:
+    """A one-line description of a failed request: status or exception type, then the message."""
+    status = getattr(exc, "status_code", None)
+    head = f"HTTP {status}" if status is not None else type(exc).__name__
+    text = " ".join(str(exc).split())
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and type(exc).__name__ == "APIConnectionError":
+        text = f"{text} ({type(cause).__name__}: {' '.join(str(cause).split())})"
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"{head}: {text}"
 
 
 def api_key(settings: LLMSettings) -> str:
@@ -73,7 +160,71 @@ class LazyOpenAIClient:
         # aclose() on whatever loop runs at collection time, which fails with "Event loop is
         # closed" and prints a stray traceback. At interpreter exit the finaliser does nothing.
         self._retired: list[openai.AsyncOpenAI] = []
+        self._base_url: str | None = None if callable(self._endpoint) else self._endpoint
+        # The preflight of this client: one task, awaited by every first request of the run.
+        self._preflight: tuple[int | None, asyncio.Future | None] = (None, None)
+        self._preflight_passed = False
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    @property
+    def base_url(self) -> str | None:
+        """The address requests go to (None while an embedded server has not been asked)."""
+        return self._base_url
+
+    def backend_error(self, exc: BaseException) -> BackendError:
+        """``exc`` (fatal, see ``classify_error``) as the error that stops the run."""
+        if isinstance(exc, BackendError):
+            return exc
+        key = os.environ.get(self.settings.api_key_env) if self.settings.api_key_env else None
+        return BackendError(
+            "LLM", self._base_url, self.settings.model, redact(error_reason(exc), [key])
+        )
+
+    async def ensure_preflight(self) -> None:
+        """Run the preflight once, before the first request this client sends (concurrent first
+        requests wait for the same one; after a failure every request raises the same error)."""
+        if self._preflight_passed:
+            return
+        from hope.models.preflight import preflight_enabled
+
+        if not preflight_enabled():
+            self._preflight_passed = True
+            return
+        loop_id = id(asyncio.get_running_loop())
+        if self._preflight[0] != loop_id or self._preflight[1] is None:
+            # In a context of its own: its retries are nobody's usage.
+            task = asyncio.get_running_loop().create_task(self.preflight(), context=Context())
+            self._preflight = (loop_id, task)
+        await asyncio.shield(self._preflight[1])
+        self._preflight_passed = True
+
+    async def preflight(self) -> None:
+        """One cheap request (a one-token completion) before the run: a backend that cannot
+        answer (refused, DNS, 401, 403, 404, or 5xx/timeouts past the retries) raises
+        BackendError. A content-bound refusal (400...) passes: the backend is there and answers.
+        Builds the client, so an embedded server starts here.
+        """
+        request = {
+            "model": self.settings.model,
+            "messages": [{"role": "user", "content": "Reply with OK."}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        # At most two retries: a dead backend is reported in about a second, not after the
+        # full backoff of a long run's requests.
+        from hope.models.preflight import PREFLIGHT_HEADER
+
+        try:
+            client = self.client().with_options(max_retries=min(self.settings.max_retries, 2))
+            await client.post(
+                "/chat/completions",
+                body=request,
+                cast_to=ChatCompletion,
+                options={"headers": {PREFLIGHT_HEADER: "1"}},
+            )
+        except Exception as exc:
+            if classify_error(exc) != "content":
+                raise self.backend_error(exc) from exc
 
     def client(self) -> openai.AsyncOpenAI:
         loop_id = id(asyncio.get_running_loop())
@@ -82,6 +233,7 @@ class LazyOpenAIClient:
             endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
             if not endpoint:
                 raise MissingEndpointError(f"no base_url configured for {self.settings.model}")
+            self._base_url = endpoint
             client = openai.AsyncOpenAI(
                 base_url=endpoint,
                 api_key=api_key(self.settings),
@@ -96,6 +248,7 @@ class LazyOpenAIClient:
         return client
 
     async def _create(self, **request: Any) -> Any:
+        await self.ensure_preflight()
         return await self.client().chat.completions.create(**request)
 
     async def post_chat(self, request: dict[str, Any]) -> ChatCompletion:
@@ -108,6 +261,7 @@ class LazyOpenAIClient:
         """
         body = {k: v for k, v in request.items() if k != "extra_body"}
         body.update(request.get("extra_body", {}))
+        await self.ensure_preflight()
         return await self.client().post("/chat/completions", body=body, cast_to=ChatCompletion)
 
     async def aclose(self) -> None:

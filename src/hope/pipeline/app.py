@@ -11,10 +11,13 @@ Returns the objective to Hydra, so a sweeper (e.g. hydra-optuna-sweeper) can tun
 from __future__ import annotations
 
 import logging
+import sys
 
 import hydra
 from omegaconf import DictConfig
 
+from hope.models.openai_client import BackendError
+from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.pipeline import CONF_DIR
 from hope.pipeline.run import run
 
@@ -24,7 +27,11 @@ def main(cfg: DictConfig) -> float:
     # Hydra configures logging to INFO for the app; the HTTP client's per-request lines are noise.
     for name in ("httpx", "httpx2"):
         logging.getLogger(name).setLevel(logging.WARNING)
-    return run(cfg)
+    try:
+        return run(cfg)
+    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+        print(f"hope-run: error: {exc}", file=sys.stderr)
+        raise SystemExit(BACKEND_EXIT_CODE) from exc
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 
 from hope.cache import ResponseCache, content_key
 from hope.models.embeddings import Embedder
+from hope.models.openai_client import BackendError, classify_error, error_reason
 
 # ragas reports usage to a remote service unless told not to; this project runs offline.
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -65,7 +66,8 @@ class CachingChatClient:
     identity + every answer-determining field) was made before; otherwise forwarded to ``inner``
     under a concurrency bound and stored. A warm rerun therefore sends nothing, and a killed run
     resumes where it stopped. Only successful responses are stored: a transport fault is retried
-    on the next run, while an unparseable answer is stored and fails identically again.
+    on the next run, while an unparseable answer is stored and fails identically again. A fatal
+    error of the backend (dead, 401, 403, 404) raises BackendError and is never stored.
     """
 
     def __init__(
@@ -89,6 +91,10 @@ class CachingChatClient:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.latency_s = 0.0
+        # A fatal error of the backend (hope.models.openai_client.classify_error): ragas turns
+        # exceptions into NaN scores, so it is kept here and raised again at once for every
+        # later request, and the callers look for it (``backend_error_in``) to stop the run.
+        self.fatal: BackendError | None = None
         self._semaphores: dict[int, asyncio.Semaphore] = {}
         self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
 
@@ -114,11 +120,18 @@ class CachingChatClient:
             if hit is not None:
                 self.cache_hits += 1
                 return ChatCompletion.model_validate(hit)
+        if self.fatal is not None:  # the backend is gone: no further request, the same error
+            raise self.fatal
         async with self._semaphore():
             self.requests += 1
             started = time.perf_counter()
             try:
                 response = await self.inner.chat.completions.create(**request)
+            except Exception as exc:
+                if classify_error(exc) != "fatal":
+                    raise  # transient or content-bound: nothing stored, ragas decides
+                self.fatal = self._backend_error(exc, request)
+                raise self.fatal from exc
             finally:
                 self.latency_s += time.perf_counter() - started
         stored = response.model_dump(mode="json", exclude_none=True)
@@ -128,6 +141,15 @@ class CachingChatClient:
         if self.cache is not None:
             self.cache.put_json(self.namespace, key, stored)
         return ChatCompletion.model_validate(stored)
+
+    def _backend_error(self, exc: BaseException, request: dict[str, Any]) -> BackendError:
+        make = getattr(self.inner, "backend_error", None)
+        if callable(make):
+            return make(exc)
+        if isinstance(exc, BackendError):
+            return exc
+        base_url = getattr(self.inner, "base_url", None)
+        return BackendError("LLM", base_url, str(request.get("model")), error_reason(exc))
 
     def _bounded(self, request: dict[str, Any]) -> dict[str, Any]:
         fmt = request.get("response_format")

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hope.concurrency import gather_bounded
 from hope.models.llm import ChatLLM, LLMCallError
+from hope.models.openai_client import backend_error_in
 from hope.prompting import Prompt, load_prompt
 from hope.rag import gates
 from hope.rag.offline_tiktoken import ensure_cl100k_offline
@@ -613,6 +614,8 @@ def generate_questions(
             try:
                 produced = list(ragas_generate(domain, docs, per_domain))
             except Exception as exc:
+                if (fatal := backend_error_in(exc)) is not None:
+                    raise fatal from exc  # no fallback: the run stops
                 if mode == "ragas":
                     raise RuntimeError(
                         f"ragas test-set generation failed for domain {domain!r}: "

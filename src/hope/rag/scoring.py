@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hope.concurrency import gather_bounded
+from hope.models.openai_client import backend_error_in
 from hope.rag.config import METRIC_NAMES, RagasConfig
 
 # What each indicator needs, in ragas' argument names.
@@ -100,6 +101,8 @@ async def score_metric(
     except TimeoutError:
         return math.nan, f"timeout after {timeout_s:g}s"
     except Exception as exc:
+        if (fatal := backend_error_in(exc)) is not None:
+            raise fatal from exc  # a backend that cannot answer is not a property of the answer
         return math.nan, f"{type(exc).__name__}: {_short(exc)}"
     if math.isnan(value):
         return math.nan, "ragas returned NaN (no usable statements or classifications)"

@@ -148,6 +148,17 @@ def config_overrides(params: Mapping[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hope.models.openai_client import BackendError
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
+    try:
+        return _main(argv)
+    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+        print(f"hope: error: {exc}", file=sys.stderr)
+        return BACKEND_EXIT_CODE
+
+
+def _main(argv: list[str] | None = None) -> int:
     from hope.models.factory import build_from_config, compose_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
