@@ -35,6 +35,12 @@ def unit_responder(request):
             return {
                 k: (v % 2 if k in {"attributed", "verdict"} and isinstance(v, int) else clamp(v))
                 for k, v in value.items()
+            } | {
+                # Noncommittal: response relevancy is 0, never a negative cosine of the hashing
+                # embedder's random questions (out of range).
+                k: 1
+                for k, v in value.items()
+                if k == "noncommittal"
             }
         if isinstance(value, list):
             return [clamp(v) for v in value]
