@@ -148,7 +148,8 @@ def main() -> int:
             print(generator, seed, {k: report["runs"][-1][k] for k in ("kept", "tried")})
     if args.with_auto:
         config, _ = load_rag_config(args.params, conf_dir=args.conf_dir)
-        report["runs"].append(one_run(documents, "auto", config.seed, args))
+        auto = one_run(documents, "auto", config.seed, args)
+        report["runs"].append({**auto, "commit": report["commit"]})
     summarise(report, generators)
     report["wall_time_s"] = round(time.perf_counter() - started, 1)
     report["complete"] = True
