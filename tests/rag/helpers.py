@@ -95,7 +95,7 @@ def fake_config(**overrides: Any) -> RagConfig:
     }
     data: dict[str, Any] = {
         "seed": 7,
-        "questions": {"per_domain": {"sample": 2}, "generator": "fallback"},
+        "questions": {"per_domain": {"sample": 2}, "generator": "fallback", "context_chars": 200},
         "retrieval": {"top_k": 2},
         "embedder": {"backend": "hashing", "dim": 64},
         "llm": {"questions": llm, "answer": llm, "judge": llm},
@@ -114,3 +114,33 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def _quoted(text: str) -> str:
+    parts = text.split('"""')
+    return parts[1].strip() if len(parts) >= 3 else text
+
+
+def question_writer(request: dict[str, Any]) -> str:
+    """A responder that writes sensible questions: about the first sentence of the prompt's
+    excerpt (its content words), answered by that sentence; the support judge says yes and
+    quotes the context's first sentence."""
+    import re
+
+    from hope.text import split_sentences
+
+    schema_name = request["response_format"]["json_schema"]["name"]
+    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
+    excerpt = _quoted(user)
+    first = excerpt[: split_sentences(excerpt)[0].end]
+    words = [w for w in re.findall(r"[A-Za-z]{4,}", first)][:3]
+    question = f"What does the text report about {' and '.join(words)}?"
+    if schema_name == "generated_question":
+        return json.dumps({"question": question, "answer": first})
+    if schema_name == "written_question":
+        answer = re.search(r'Answer sentence: "(.*)"', user, re.S)
+        words = re.findall(r"[A-Za-z]{5,}", answer.group(1) if answer else first)[:2]
+        return json.dumps({"question": f"What is said about {' and '.join(words)}?"})
+    if schema_name == "support_verdict":
+        return json.dumps({"supported": True, "quote": first})
+    raise AssertionError(f"unexpected schema {schema_name}")

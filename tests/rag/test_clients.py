@@ -49,6 +49,20 @@ def test_bound_schema_closes_free_strings_and_lists_only():
     assert "maxLength" not in schema["properties"]["free"]  # the input is left untouched
 
 
+def test_bound_schema_limits_ragas_binary_verdicts_to_0_and_1():
+    """ragas' ContextRecall classification model, as ragas sends it: `attributed` may be 0 or 1
+    only (the 135M judge wrote 2); other integers stay open."""
+    from ragas.metrics.collections.context_recall.util import ContextRecallOutput
+
+    schema = ContextRecallOutput.model_json_schema()
+    bounded = bound_schema(schema, max_string_chars=100, max_items=7)
+    inner = next(d for d in bounded["$defs"].values() if "attributed" in d.get("properties", {}))
+    assert inner["properties"]["attributed"]["enum"] == [0, 1]
+    counts = {"type": "object", "properties": {"count": {"type": "integer"}}}
+    other = bound_schema(counts, max_string_chars=100, max_items=7)
+    assert "enum" not in other["properties"]["count"]
+
+
 def recorder() -> FakeChatClient:
     return FakeChatClient(lambda request: '{"classifications": [], "label": "y"}')
 

@@ -22,15 +22,19 @@ from hope.testing import (
     word_responder,
 )
 
-from .helpers import DOCS, fake_config, passages_for, read_jsonl, write_jsonl
+from .helpers import DOCS, fake_config, passages_for, question_writer, read_jsonl, write_jsonl
 
 CHUNKERS = {"one": 1, "two": 2}
+QUESTION_SCHEMAS = {"generated_question", "written_question", "support_verdict"}
 
 
 def unit_responder(request):
     """Schema-valid answers of random words whose 0/1 fields stay in range (attributed,
-    verdict). Random words, not the quoting schema_responder: with the 64-dimension hashing
-    embedder, quoted texts can have a negative cosine, which response relevancy rejects."""
+    verdict); test questions that pass the quality gates (helpers.question_writer). Random
+    words, not the quoting schema_responder: with the 64-dimension hashing embedder, quoted
+    texts can have a negative cosine, which response relevancy rejects."""
+    if request["response_format"]["json_schema"]["name"] in QUESTION_SCHEMAS:
+        return question_writer(request)
     data = json.loads(word_responder(request))
 
     def clamp(value):
@@ -38,6 +42,12 @@ def unit_responder(request):
             return {
                 k: (v % 2 if k in {"attributed", "verdict"} and isinstance(v, int) else clamp(v))
                 for k, v in value.items()
+            } | {
+                # Noncommittal: response relevancy is 0, never a negative cosine of the hashing
+                # embedder's random questions (out of range).
+                k: 1
+                for k, v in value.items()
+                if k == "noncommittal"
             }
         if isinstance(value, list):
             return [clamp(v) for v in value]
@@ -161,7 +171,7 @@ def test_stage_entry_points_against_a_simulated_server(tmp_path, repo_root):
                 {
                     "corpora": {"profile": "sample"},
                     "rag": {
-                        "questions": {"generator": "fallback"},
+                        "questions": {"generator": "fallback", "context_chars": 200},
                         "embedder": {"backend": "hashing", "dim": 64, "model": "x"},
                         "llm": {"questions": role, "answer": role, "judge": role},
                     },

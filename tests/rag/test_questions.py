@@ -7,16 +7,18 @@ from hope.rag.questions import excerpt_windows, generate_questions, plan_slots
 from hope.stages.questions import make_questions
 from hope.testing import FakeChatClient
 
-from .helpers import DOCS, fake_config
+from .helpers import DOCS, fake_config, question_writer
 
 
 def ragas_record(domain, doc_id, n):
+    doc = next(d for d in DOCS if d["doc_id"] == doc_id)
+    sentence = doc["text"].split(". ")[n] + "."
     return {
         "domain": domain,
         "doc_id": doc_id,
-        "question": f"Ragas question {n}?",
-        "reference": "Ragas answer.",
-        "reference_contexts": ["ctx"],
+        "question": f"Which {doc['title'].lower()} detail does sentence {n} of the text give?",
+        "reference": sentence,
+        "reference_contexts": [doc["text"]],
         "source_doc_ids": [doc_id],
         "generator": "ragas",
         "generator_detail": "single_hop_specific_query_synthesizer",
@@ -49,7 +51,7 @@ def fallback_llm(cache=None, responder=None):
     from hope.rag import models
 
     config = fake_config()
-    client = FakeChatClient(responder) if responder else FakeChatClient()
+    client = FakeChatClient(responder or question_writer)
     endpoint = models.role_endpoint(config, "questions")
     return models.chat_llm_factory(endpoint, cache, client)(), client
 
@@ -61,7 +63,13 @@ def test_fallback_is_recorded_when_ragas_raises():
         raise ValueError("Documents appears to be too short")
 
     questions, report = generate_questions(
-        DOCS, per_domain=2, mode="auto", seed=3, fallback_llm=llm, ragas_generate=broken
+        DOCS,
+        per_domain=2,
+        mode="auto",
+        seed=3,
+        fallback_llm=llm,
+        ragas_generate=broken,
+        context_chars=200,
     )
     assert len(questions) == 4
     assert {q["generator"] for q in questions} == {"fallback"}
@@ -87,20 +95,28 @@ def test_ragas_shortfall_is_filled_by_the_fallback():
         return [ragas_record(domain, docs[0]["doc_id"], 0)]
 
     questions, report = generate_questions(
-        DOCS, per_domain=3, mode="auto", seed=3, fallback_llm=llm, ragas_generate=one_each
+        DOCS,
+        per_domain=3,
+        mode="auto",
+        seed=3,
+        fallback_llm=llm,
+        ragas_generate=one_each,
+        context_chars=200,
     )
     news = [q for q in questions if q["domain"] == "news"]
     assert [q["generator"] for q in news] == ["ragas", "fallback", "fallback"]
     assert news[0]["fallback_reason"] is None
-    assert news[1]["fallback_reason"] == "ragas produced 1 of 3"
-    assert report["wiki"] | {"fallback_errors": []} == {
+    assert news[1]["fallback_reason"] == "ragas produced 1 of 3, 1 passed the gates"
+    wiki = report["wiki"]
+    assert {k: wiki[k] for k in ("requested", "ragas", "fallback", "extractive")} == {
         "requested": 3,
         "ragas": 1,
         "fallback": 2,
-        "failed": 0,
-        "ragas_error": None,
-        "fallback_errors": [],
+        "extractive": 0,
     }
+    assert wiki["kept"] == 3 and wiki["shortfall"] == 0 and wiki["failed"] == 0
+    assert wiki["tried"] == wiki["kept"] + sum(wiki["rejected"].values())
+    assert all(q["gates"]["supported"]["passed"] for q in questions)
 
 
 def test_ragas_only_mode_fails_loudly_naming_the_domain():
@@ -119,14 +135,17 @@ def test_failed_llm_slots_are_counted_not_invented():
         DOCS[:1], per_domain=2, mode="fallback", seed=3, fallback_llm=llm, max_attempts=2
     )
     assert questions == []
-    assert report["news"]["failed"] == 2
-    assert report["news"]["fallback_errors"][0]["errors"][0].startswith("invalid response")
+    # Every candidate up to the cap (4 per requested question) was tried; the shortfall is stated.
+    assert report["news"]["failed"] == 8
+    assert report["news"]["tried"] == 8
+    assert report["news"]["shortfall"] == 2
+    assert report["news"]["generation_errors"][0]["errors"][0].startswith("invalid response")
 
 
 def test_same_seed_same_questions_and_warm_rerun_sends_nothing():
     cache = ResponseCache(None)
     config = fake_config()
-    client = FakeChatClient()
+    client = FakeChatClient(question_writer)
     first, _ = make_questions(DOCS, config, "sample", cache, questions_client=client)
     sent = len(client.requests)
     assert sent == 4
@@ -135,6 +154,27 @@ def test_same_seed_same_questions_and_warm_rerun_sends_nothing():
     assert len(client.requests) == sent
     assert summary["usage"]["fallback"]["cache_hits"] == 4
     other, _ = make_questions(
-        DOCS, fake_config(seed=8), "sample", ResponseCache(None), questions_client=FakeChatClient()
+        DOCS,
+        fake_config(seed=8),
+        "sample",
+        ResponseCache(None),
+        questions_client=FakeChatClient(question_writer),
     )
     assert [q["question"] for q in other] != [q["question"] for q in first]
+
+
+def test_stage_summary_counts_tries_rejections_and_shortfall():
+    config = fake_config(questions={"generator": "extractive", "per_domain": {"sample": 2}})
+    questions, summary = make_questions(
+        DOCS,
+        config,
+        "sample",
+        ResponseCache(None),
+        questions_client=FakeChatClient(question_writer),
+    )
+    assert summary["requested"] == 4 and summary["questions"] == len(questions) == 4
+    assert summary["per_generator"] == {"ragas": 0, "fallback": 0, "extractive": 4}
+    assert summary["shortfall"] == 0
+    assert summary["tried"] == 4 + sum(summary["rejected"].values())
+    assert summary["usage"]["ragas"] is None  # no ragas models outside auto/ragas
+    assert summary["config"]["candidates_per_question"] == 4

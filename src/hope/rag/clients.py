@@ -27,9 +27,15 @@ RAGAS_CACHE_NAMESPACE = "ragas-chat"
 _TRANSPORT_FIELDS = {"timeout", "extra_headers", "extra_query", "stream_options"}
 
 
+# Integer fields of ragas' output models that are binary verdicts (context recall, response
+# relevancy, faithfulness, factual correctness, context precision).
+BINARY_FIELDS = frozenset({"attributed", "verdict", "noncommittal"})
+
+
 def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
-    """A copy of a JSON schema in which every free string gets ``maxLength`` and every array
-    ``maxItems`` (where the schema sets none).
+    """A copy of a JSON schema in which every free string gets ``maxLength``, every array
+    ``maxItems`` (where the schema sets none) and the binary verdicts (``BINARY_FIELDS``) the
+    values 0 and 1.
 
     ragas' output models leave both open; a grammar-constrained backend then lets a small judge
     write one statement forever until ``max_tokens`` cuts the JSON off, which costs the longest
@@ -54,6 +60,11 @@ def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
         bounded["maxLength"] = max_string_chars
     if "array" in types and "maxItems" not in schema:
         bounded["maxItems"] = max_items
+    # ragas' 0/1 verdicts are plain integers in its models; the 135M judge wrote `attributed: 2`
+    # (context recall out of range, issue 12). The grammar now allows 0 and 1 only.
+    for name, prop in (bounded.get("properties") or {}).items():
+        if name in BINARY_FIELDS and isinstance(prop, dict) and prop.get("type") == "integer":
+            prop.setdefault("enum", [0, 1])
     return bounded
 
 

@@ -32,7 +32,15 @@ class _Strict(BaseModel):
 
 class QuestionsConfig(_Strict):
     per_domain: dict[str, int] = Field(default_factory=lambda: {"sample": 2, "paper": 100})
-    generator: Literal["auto", "ragas", "fallback"] = "auto"
+    generator: Literal["auto", "ragas", "fallback", "extractive"] = "auto"
+    # What writes the questions ragas could not deliver (or the gates rejected) in mode auto.
+    backup: Literal["fallback", "extractive"] = "extractive"
+    # Extractive questions: cloze (code leaves the answer phrase out of its sentence) or llm
+    # (the questions LLM writes a question for the answer sentence).
+    extractive_writer: Literal["llm", "cloze"] = "cloze"
+    # Candidates tried per requested question before the stage reports a shortfall (issue 12).
+    candidates_per_question: int = Field(default=4, ge=1)
+    duplicate_jaccard: float = Field(default=0.8, gt=0, le=1)
     ragas_timeout_s: float = Field(default=1800.0, gt=0)
     context_chars: int = Field(default=1200, ge=200)
     max_attempts: int = Field(default=3, ge=1)

@@ -6,9 +6,12 @@ Reads ``data/prepared/documents.jsonl``, the RAG config (conf/rag/<rag.config>.y
 * ``data/questions/questions.jsonl``: one question per line: ``question_id``, ``domain``,
   ``doc_id`` (the document it was generated from, the join key of the aggregation),
   ``question``, ``reference`` (answer), ``reference_contexts``, ``source_doc_ids``,
-  ``generator`` (``ragas`` | ``fallback``), ``generator_detail`` (ragas synthesizer or prompt id)
-  and ``fallback_reason``;
-* ``data/questions/summary.json``: per domain what each generator produced, what failed and why,
+  ``generator`` (``ragas`` | ``fallback`` | ``extractive``), ``generator_detail`` (ragas
+  synthesizer or prompt id), ``fallback_reason``, ``gates`` (each quality gate's result, the
+  judge's verdict where one was asked) and, for extractive questions, ``reference_span``
+  (character offsets of the reference answer in the document);
+* ``data/questions/summary.json``: per domain what each generator tried and what passed the
+  quality gates (hope.rag.gates), the rejections with their reasons, what failed, the shortfall,
   the LLM usage and the config.
 
 LLM responses are cached (``--cache``, default $HOPE_CACHE or .cache/hope/cache.sqlite), so a
@@ -26,7 +29,7 @@ from hope import stage_runner as runner
 from hope.cache import ResponseCache
 from hope.io import jsonl_lines
 from hope.rag.config import RagConfig
-from hope.rag.questions import generate_questions, ragas_testset
+from hope.rag.questions import GENERATORS, generate_questions, ragas_testset
 from hope.records import check_documents
 
 
@@ -48,10 +51,12 @@ def make_questions(
     endpoint = models.role_endpoint(config, "questions")
     make_llm = models.chat_llm_factory(endpoint, cache, questions_client)
     fallback_llm = make_llm()
+    judge_endpoint = models.role_endpoint(config, "judge")
+    judge = models.chat_llm_factory(judge_endpoint, cache, questions_client)()
     qcfg = config.questions
     ragas_generate = None
     ragas_client = None
-    if qcfg.generator != "fallback":
+    if qcfg.generator in ("auto", "ragas"):
         llm, ragas_client, embeddings = runner.ragas_models(
             config,
             endpoint,
@@ -75,20 +80,33 @@ def make_questions(
         seed=config.seed,
         fallback_llm=fallback_llm,
         ragas_generate=ragas_generate,
+        backup=qcfg.backup,
+        extractive_writer=qcfg.extractive_writer,
+        judge_llm=judge,
+        candidates_per_question=qcfg.candidates_per_question,
+        duplicate_jaccard=qcfg.duplicate_jaccard,
         context_chars=qcfg.context_chars,
         max_attempts=qcfg.max_attempts,
         progress=progress,
     )
+    rejected: dict[str, int] = {}
+    for entry in report.values():
+        for reason, n in entry["rejected"].items():
+            rejected[reason] = rejected.get(reason, 0) + n
     summary = {
         "profile": profile,
         "questions": len(questions),
-        "per_generator": {
-            g: sum(q["generator"] == g for q in questions) for g in ("ragas", "fallback")
-        },
+        "requested": sum(e["requested"] for e in report.values()),
+        "tried": sum(e["tried"] for e in report.values()),
+        "shortfall": sum(e["shortfall"] for e in report.values()),
+        "rejected": dict(sorted(rejected.items())),
+        "per_generator": {g: sum(q["generator"] == g for q in questions) for g in GENERATORS},
         "domains": report,
         "llm": endpoint.identity,
+        "judge_llm": judge_endpoint.identity,
         "usage": {
             "fallback": fallback_llm.usage.to_dict(),
+            "judge": judge.usage.to_dict(),
             "ragas": ragas_client.usage() if ragas_client is not None else None,
         },
         "config": config.questions.model_dump(),
@@ -103,7 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions, summary = make_questions(
             documents, config, profile, cache, progress=not args.no_progress
         )
-        message = f"{len(questions)} questions ({summary['per_generator']}) -> {args.output}"
+        message = (
+            f"{len(questions)} questions ({summary['per_generator']}; {summary['tried']} tried, "
+            f"rejected {summary['rejected']}, shortfall {summary['shortfall']}) -> {args.output}"
+        )
         return runner.StageOutput({args.output: jsonl_lines(questions)}, message, summary)
 
     paths = {"documents": runner.DEFAULT_DOCUMENTS, "output": runner.DEFAULT_QUESTIONS}

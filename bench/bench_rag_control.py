@@ -1,0 +1,183 @@
+"""Context-recall control of the RAG side (issue 12): do the indicators move with retrieval?
+
+For every question of the questions stage (data/questions/questions.jsonl, on the sample: one per
+document), ragas' context recall is scored by the configured judge (params.yaml ``rag``, the same
+code as the ragas stage: hope.rag.scoring) under two retrievals:
+
+* ``reference``: the retrieved contexts are the question's reference contexts;
+* ``other_document``: as many passages of another document (the next one in a seeded
+  derangement of the documents), cut like the reference contexts (hope.rag.questions.
+  excerpt_windows) and chosen as those sharing the most content words with the question (hard
+  negatives).
+
+A judge that reads the contexts must score ``reference`` higher. Recorded: per question both
+values and their errors, the mean of each condition and of the paired difference with 95 %
+bootstrap intervals over questions, wins/ties/losses, the judge's requests and wall time. The
+section is merged into bench/results/validity.json under ``rag_context_recall_control`` (the rest
+of that file is left as it is).
+
+    python bench/bench_rag_control.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import platform
+import random
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from hope.io import read_jsonl, write_json_atomic
+from hope.models.factory import open_cache
+from hope.rag import gates
+from hope.rag.config import load_rag_config
+from hope.rag.questions import excerpt_windows
+from hope.rag.scoring import build_metrics, score_item
+from hope.result import _nan_to_none
+from hope.seeding import derive_seed
+from hope.validity.stats import mean_with_ci
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "rag_context_recall_control"
+
+
+def git_commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def other_document(doc_ids: list[str], seed: int) -> dict[str, str]:
+    """A seeded derangement: every document is paired with a different one."""
+    order = sorted(doc_ids)
+    random.Random(derive_seed(seed, "rag-control")).shuffle(order)
+    return {d: order[(i + 1) % len(order)] for i, d in enumerate(order)}
+
+
+def negative_contexts(question: dict[str, Any], text: str, context_chars: int) -> list[str]:
+    windows = excerpt_windows(text, context_chars)
+    words = set(gates.content_words(question["question"]))
+    ranked = sorted(
+        enumerate(windows),
+        key=lambda iw: (-len(words & set(gates.content_words(iw[1]))), iw[0]),
+    )
+    count = max(1, len(question["reference_contexts"]))
+    return [w for _, w in ranked[:count]]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", type=Path, default=REPO / "data/questions/questions.jsonl")
+    parser.add_argument("--documents", type=Path, default=REPO / "data/prepared/documents.jsonl")
+    parser.add_argument("--params", type=Path, default=REPO / "params.yaml")
+    parser.add_argument("--conf-dir", type=Path, default=REPO / "conf/rag")
+    parser.add_argument("--cache", default=None)
+    parser.add_argument("--out", type=Path, default=REPO / "bench/results/validity.json")
+    args = parser.parse_args()
+    for path in (args.questions, args.documents):
+        if not path.is_file():
+            parser.error(f"{path}: no such file (run the questions stage first)")
+    questions = read_jsonl(args.questions, "questions file")
+    documents = {d["doc_id"]: d for d in read_jsonl(args.documents, "documents file")}
+    config, _profile = load_rag_config(
+        args.params, conf_dir=args.conf_dir, overrides={"ragas": {"metrics": ["context_recall"]}}
+    )
+    from hope import stage_runner as runner
+    from hope.rag import models
+
+    endpoint = models.role_endpoint(config, "judge")
+    llm, caching, embeddings = runner.ragas_models(
+        config, endpoint, open_cache(args.cache), purpose="ragas-metrics"
+    )
+    metrics = build_metrics(llm, embeddings, config.ragas)
+    pairing = other_document(list(documents), config.seed)
+    items = []
+    for q in questions:
+        other = pairing[q["doc_id"]]
+        negatives = negative_contexts(q, documents[other]["text"], config.questions.context_chars)
+        conditions = {"reference": q["reference_contexts"], "other_document": negatives}
+        items.append((q, other, conditions))
+
+    async def score_all() -> list[dict[str, Any]]:
+        rows = []
+        for q, other, conditions in items:
+            row: dict[str, Any] = {
+                "question_id": q["question_id"],
+                "doc_id": q["doc_id"],
+                "generator": q["generator"],
+                "other_doc_id": other,
+            }
+            for name, contexts in conditions.items():
+                item = {"question_id": q["question_id"], "chunker": name, "answer": None}
+                scored = await score_item(
+                    {**item, "retrieved_contexts": contexts},
+                    q,
+                    metrics,
+                    timeout_s=config.ragas.timeout_s,
+                )
+                row[name] = scored["context_recall"]
+                row[f"{name}_error"] = scored["context_recall_error"]
+            rows.append(row)
+        return rows
+
+    started = time.perf_counter()
+    rows = asyncio.run(score_all())
+    wall = time.perf_counter() - started
+    both = [r for r in rows if not (math.isnan(r["reference"]) or math.isnan(r["other_document"]))]
+    diffs = [r["reference"] - r["other_document"] for r in both]
+    section = {
+        "what": (
+            "ragas context recall when retrieval returns the reference context vs passages of "
+            "another document (issue 12): a judge that reads the contexts scores the first higher"
+        ),
+        "commit": git_commit(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "questions": str(args.questions.relative_to(REPO)),
+        "n_questions": len(rows),
+        "judge": endpoint.identity,
+        "ragas_settings": {
+            k: config.ragas.model_dump()[k] for k in ("few_shot_examples", "schema_bounds")
+        },
+        "negatives": "seeded derangement of documents; the windows of the other document "
+        "sharing the most content words with the question",
+        "reference": mean_with_ci([r["reference"] for r in rows], seed=config.seed),
+        "other_document": mean_with_ci([r["other_document"] for r in rows], seed=config.seed),
+        "paired_difference": mean_with_ci(diffs, seed=config.seed),
+        "wins": sum(d > 0 for d in diffs),
+        "ties": sum(d == 0 for d in diffs),
+        "losses": sum(d < 0 for d in diffs),
+        "undefined": len(rows) - len(both),
+        "reference_higher": bool(diffs) and sum(diffs) > 0,
+        "per_question": rows,
+        "judge_usage": caching.usage(),
+        "wall_time_s": round(wall, 1),
+        "repeats_note": "temperature 0 and a fixed seed: a rerun returns the same values (from "
+        "the response cache); the intervals are bootstrap over questions",
+    }
+    report = read_json(args.out)
+    report[KEY] = _nan_to_none(section)
+    write_json_atomic(args.out, report)
+    print(
+        f"context recall: reference {section['reference']['mean']:.3f}, other document "
+        f"{section['other_document']['mean']:.3f}; wins/ties/losses {section['wins']}/"
+        f"{section['ties']}/{section['losses']} -> {args.out} [{KEY}]"
+    )
+    return 0
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    import json
+
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
