@@ -1,6 +1,6 @@
 """DVC stage ``questions``: the open-book test questions of section 4.2, per domain.
 
-Reads ``data/prepared/documents.jsonl``, the RAG config (conf/rag/<rag.config>.yaml with the
+Reads ``data/prepared/documents.jsonl``, the RAG config (the `rag` group of conf/, composed into params.yaml with the
 ``rag:`` overrides and ``corpora.profile`` of params.yaml) and writes
 
 * ``data/questions/questions.jsonl``: one question per line: ``question_id``, ``domain``,
