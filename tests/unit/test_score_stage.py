@@ -118,3 +118,43 @@ def test_overrides_and_grouping():
     ]
     grouped = group_passages(passages_for(DOCS[0], "small", 40)[::-1], {"d1"})
     assert [p["index"] for p in grouped[("d1", "small")]] == [0, 1, 2]
+
+
+def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_path):
+    import asyncio
+
+    from hope.evaluate import HopeEvaluator
+    from hope.models.factory import build_from_config, compose_config
+    from hope.stages.score import score_pairs
+
+    with SimulatedServer(latency_s=0.0) as server:
+        passages = write_inputs(tmp_path, server.base_url)
+        cfg = compose_config(
+            [
+                "llm=llamacpp_server",
+                f"llm.base_url={server.base_url}",
+                "embedder=hashing",
+                f"cache.path={tmp_path / 'cache.sqlite'}",
+                "hope.progress=false",
+                "hope.information_preservation.n_segments=2",
+            ]
+        )
+        settings, llm, embedder = build_from_config(cfg)
+        seen = []
+
+        def keep_row(document, chunker, result):
+            seen.append((document["doc_id"], chunker, result.hope))
+            return (document["doc_id"], chunker)
+
+        kept = asyncio.run(
+            score_pairs(
+                HopeEvaluator(llm, embedder, settings),
+                DOCS,
+                passages,
+                progress=False,
+                on_result=keep_row,
+            )
+        )
+    pairs = {(d["doc_id"], c) for d in DOCS for c in ("small", "large")}
+    assert sorted(kept) == sorted(pairs)  # the callback's values, not the results
+    assert {(d, c) for d, c, _ in seen} == pairs and len(seen) == 4

@@ -23,7 +23,7 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,13 @@ async def score_pairs(
     *,
     parallel_pairs: int = 4,
     progress: bool = True,
-) -> list[Scored]:
-    """Score every pair; several pairs at once so the LLM's request queue never runs dry."""
+    on_result: Callable[[Mapping[str, Any], str, HopeResult], Any] | None = None,
+) -> list[Any]:
+    """Score every pair; several pairs at once so the LLM's request queue never runs dry.
+
+    ``on_result(document, chunker, result)``, when given, is called as each pair finishes and
+    what it returns is kept instead of the pair's result: a caller that writes the evidence as it
+    comes (``bench/bench_scale.py``) keeps a row per pair, not every pair's full result."""
     check_documents(documents)
     by_id = {d["doc_id"]: d for d in documents}
     pairs = group_passages(passages, set(by_id))
@@ -60,6 +65,8 @@ async def score_pairs(
             [r["text"] for r in records],
             [r["passage_id"] for r in records],
         )
+        if on_result is not None:
+            return on_result(by_id[doc_id], chunker, result)
         return by_id[doc_id], chunker, result
 
     try:
