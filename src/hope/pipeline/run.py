@@ -209,6 +209,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import (
         SCORE_COLUMNS,
+        EvidenceStream,
         score_pairs,
         score_row,
         summarise,
@@ -241,15 +242,17 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     mark = time.perf_counter()
     settings, llm, embedder = build_from_config(cfg)
     evaluator = HopeEvaluator(llm, embedder, settings)
-    scored = asyncio.run(
-        score_pairs(
-            evaluator,
-            documents,
-            passages,
-            parallel_pairs=int(cfg.scoring.parallel_pairs),
-            progress=bool(cfg.hope.progress),
+    with EvidenceStream(out / "evidence.jsonl") as stream:  # written as pairs finish
+        scored = asyncio.run(
+            score_pairs(
+                evaluator,
+                documents,
+                passages,
+                parallel_pairs=int(cfg.scoring.parallel_pairs),
+                progress=bool(cfg.hope.progress),
+                on_result=stream,
+            )
         )
-    )
     timings["score"] = time.perf_counter() - mark
     rows = [score_row(*item) for item in scored]
     columns = list(SCORE_COLUMNS)
@@ -282,7 +285,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
             "timings_s": timings,
         }
     )
-    write_score_outputs(out, rows, scored, summary)
+    write_score_outputs(out, rows, scored, summary, evidence=False)
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
     track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)

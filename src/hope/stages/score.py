@@ -24,6 +24,8 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,14 @@ import yaml
 
 from hope.concurrency import gather_bounded
 from hope.evaluate import HopeEvaluator
-from hope.io import csv_text, jsonl_lines, read_jsonl, write_atomic, write_json_atomic
+from hope.io import (
+    atomic_path,
+    csv_text,
+    jsonl_lines,
+    read_jsonl,
+    write_atomic,
+    write_json_atomic,
+)
 from hope.records import check_documents, group_passages
 from hope.result import METRICS, HopeResult
 
@@ -122,19 +131,52 @@ def summarise(
     }
 
 
+def evidence_line(document: Mapping[str, Any], chunker: str, result: HopeResult) -> dict:
+    return {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
+
+
+class EvidenceStream:
+    """``score_pairs``'s ``on_result`` that writes each pair's full result to ``evidence.jsonl``
+    as the pair finishes, and keeps a slim result: scores, counts, failures, usage, prompts,
+    settings and models, passages reduced to their ids, no segments. A run's memory then holds
+    one full result per pair in flight, not one per pair scored. The file replaces the old one
+    atomically when the ``with`` block ends without an error."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._stack = ExitStack()
+        self._handle: Any = None
+
+    def __enter__(self) -> EvidenceStream:
+        tmp = self._stack.enter_context(atomic_path(self.path))
+        self._handle = self._stack.enter_context(tmp.open("w", encoding="utf-8"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.__exit__(*exc)
+
+    def __call__(self, document: Mapping[str, Any], chunker: str, result: HopeResult) -> Scored:
+        self._handle.writelines(jsonl_lines([evidence_line(document, chunker, result)]))
+        ids = [{"passage_id": p.get("passage_id")} for p in result.passages]
+        return document, chunker, replace(result, passages=ids, segments=[])
+
+
 def write_score_outputs(
-    out_dir: Path, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored], summary: Any
+    out_dir: Path,
+    rows: Sequence[Mapping[str, Any]],
+    scored: Sequence[Scored],
+    summary: Any,
+    *,
+    evidence: bool = True,
 ) -> None:
-    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result) and
-    ``summary.json``, each replaced atomically."""
+    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result; ``evidence=False``
+    when an ``EvidenceStream`` wrote it) and ``summary.json``, each replaced atomically."""
     write_atomic(out_dir / "scores.csv", csv_text(rows))
-    write_atomic(
-        out_dir / "evidence.jsonl",
-        jsonl_lines(
-            {"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()}
-            for doc, chunker, result in scored
-        ),
-    )
+    if evidence:
+        write_atomic(
+            out_dir / "evidence.jsonl",
+            jsonl_lines(evidence_line(doc, chunker, result) for doc, chunker, result in scored),
+        )
     write_json_atomic(out_dir / "summary.json", summary)
 
 
@@ -172,12 +214,19 @@ def main(argv: list[str] | None = None) -> int:
     documents = read_jsonl(args.documents, "documents file")
     passages = read_jsonl(args.passages, "passages file")
     evaluator = HopeEvaluator(llm, embedder, settings)
-    scored = asyncio.run(
-        score_pairs(evaluator, documents, passages, parallel_pairs=params.get("parallel_pairs", 4))
-    )
     out = Path(args.out_dir)
+    with EvidenceStream(out / "evidence.jsonl") as stream:
+        scored = asyncio.run(
+            score_pairs(
+                evaluator,
+                documents,
+                passages,
+                parallel_pairs=params.get("parallel_pairs", 4),
+                on_result=stream,
+            )
+        )
     summary = summarise(scored, llm.usage.to_dict())
-    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary)
+    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary, evidence=False)
     from hope.tracking.stage import record_score_stage
 
     run_id = record_score_stage(
