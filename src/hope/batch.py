@@ -340,9 +340,14 @@ def export_round(
     exporter = BatchExportLLM(llm, files)
     quiet = settings.model_copy(update={"progress": False})
     try:
+        # Placeholder results are of no use: keep nothing of a pair but its having finished.
         scored = asyncio.run(
             score_pairs(
-                HopeEvaluator(exporter, embedder, quiet), documents, passages, progress=False
+                HopeEvaluator(exporter, embedder, quiet),
+                documents,
+                passages,
+                progress=False,
+                on_result=lambda *_: None,
             )
         )
     except BaseException:
