@@ -179,6 +179,7 @@ def child(args: argparse.Namespace) -> None:
         wall = time.perf_counter() - started
         sampler.stop()
     usage = llm.usage.to_dict()
+    own = resource.getrusage(resource.RUSAGE_SELF)
     print(
         json.dumps(
             {
@@ -189,7 +190,8 @@ def child(args: argparse.Namespace) -> None:
                 "requests": usage["requests"],
                 "cache_hits": usage["cache_hits"],
                 "failures": usage["failures"],
-                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "peak_rss_mib": own.ru_maxrss / 1024,
+                "cpu_s": own.ru_utime + own.ru_stime,  # whole process, chunking included
                 "rss_before_scoring_mib": sampler.first_mib,
                 "peak_rss_scoring_mib": sampler.peak_mib,
                 "scores": [[r["doc_id"], r["chunker"], r["hope"]] for r in rows],
@@ -307,6 +309,8 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
         "bound_s": round(bound, 3),
         "cold_wall_s": spread(walls),
         "cold_ratio_to_bound": round(statistics.median(walls) / bound, 3),
+        "cold_process_cpu_s": round(cold["cpu_s"], 1) if "cpu_s" in cold else None,
+        "git": git_commit(),
         "peak_rss_mib": spread(rss),
         "rss_before_scoring_mib": round(cold["rss_before_scoring_mib"], 1),
         "process_max_rss_mib": round(cold["peak_rss_mib"], 1),
@@ -339,6 +343,11 @@ def main() -> None:
     parser.add_argument("--parallel-pairs", type=int, default=16)
     parser.add_argument("--work-dir", default=".cache/bench-scale", help="prepared mirror")
     parser.add_argument("--output", default="bench/results/scale.json")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="add these sizes to those already in --output (each size keeps its own git commit)",
+    )
     # child mode
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--documents", help=argparse.SUPPRESS)
@@ -355,7 +364,10 @@ def main() -> None:
 
     args.documents_path = mirror_documents(Path(args.work_dir).resolve())
     sizes = sorted(args.sizes)
-    results = []
+    results: list[dict[str, Any]] = []
+    if args.merge and Path(args.output).is_file():
+        earlier = json.loads(Path(args.output).read_text(encoding="utf-8"))["sizes"]
+        results = [r for r in earlier if r["documents"] not in sizes]
     report: dict[str, Any] = {
         "benchmark": "scale",
         "git": git_commit(),
@@ -382,10 +394,17 @@ def main() -> None:
         for docs in sizes:
             print(f"scale: {docs} documents", file=sys.stderr)
             results.append(measure(args, url, docs, Path(tmp)))
+            results.sort(key=lambda r: r["documents"])
+            report["targets"] = targets(results)
             write_json_atomic(args.output, report)  # what is measured so far survives a kill
     report["server"] = stats
+    write_json_atomic(args.output, report)
+    print(json.dumps(report["targets"], indent=2))
+
+
+def targets(results: list[dict[str, Any]]) -> dict[str, Any]:
     first, last = results[0], results[-1]
-    report["targets"] = {
+    return {
         "wall_within_1.2x_bound_every_size": all(r["cold_ratio_to_bound"] <= 1.2 for r in results),
         "rss_growth_smallest_to_largest": round(
             last["peak_rss_mib"]["median"] / first["peak_rss_mib"]["median"], 3
@@ -394,9 +413,8 @@ def main() -> None:
         < 1.5,
         "warm_largest_below_1pct_of_cold": last["warm_share_of_cold"] < 0.01,
         "largest_size_reached": last["documents"],
+        "sizes_measured": [r["documents"] for r in results],
     }
-    write_json_atomic(args.output, report)
-    print(json.dumps(report["targets"], indent=2))
 
 
 if __name__ == "__main__":
