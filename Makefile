@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-servers bench-repro bench-labelled bench-validity clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
 
 setup: $(STAMP)
 
@@ -61,6 +61,14 @@ bench: setup
 # The engine workload over 1-4 simulated servers (llm.base_url a list): bench/results/servers.json.
 bench-servers: setup
 	$(BIN)/python bench/bench_servers.py
+
+# The paper profile on 10, 30 and 100 mirror documents x 8 chunkers against the simulated server
+# (200 ms, concurrency 64): requests, wall vs bound, peak RSS, cache, evidence, warm rerun.
+# bench/results/scale.json. Long: the cold run's time grows with the requests (README, "Scale
+# benchmark"); BENCH_SCALE_ARGS picks the sizes, e.g. BENCH_SCALE_ARGS="--sizes 10 30".
+BENCH_SCALE_ARGS ?= --sizes 10 30 100
+bench-scale: setup
+	nice -n 10 $(BIN)/python bench/bench_scale.py $(BENCH_SCALE_ARGS)
 
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup

@@ -51,12 +51,14 @@ def _score(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hope", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
+    from hope.batch_cli import add_batch_command
     from hope.labelled.cli import add_labelled_command
 
     add_labelled_command(sub)
     from hope.pipeline.shards import add_merge_command
 
     add_merge_command(sub)
+    add_batch_command(sub)
     score = sub.add_parser(
         "score",
         help="score one document's passages with HOPE",

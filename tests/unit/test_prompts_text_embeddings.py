@@ -108,3 +108,23 @@ def test_hashing_embedder_is_lexical_and_normalised():
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     assert vectors[0] @ vectors[1] == pytest.approx(1.0)
     assert abs(vectors[0] @ vectors[2]) < 0.5
+
+
+def test_caching_embedder_memo_is_bounded_and_evicted_vectors_come_from_the_cache():
+    import numpy as np
+
+    from hope.cache import ResponseCache
+    from hope.models.embeddings import CachingEmbedder, HashingEmbedder
+
+    texts = [f"text number {i} about harbours" for i in range(10)]
+    embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(None), memo_size=3)
+    first = embedder.embed(texts)  # more texts in one call than the memo holds
+    assert len(embedder._memo) == 3 and embedder.texts_computed == 10
+    again = embedder.embed(texts)
+    assert np.array_equal(first, again)
+    assert embedder.texts_computed == 10  # evicted vectors were read back, not recomputed
+    assert embedder.cache_hits >= 7
+    assert np.array_equal(embedder.lookup(texts[:2]), first[:2])
+    unbounded = CachingEmbedder(HashingEmbedder(), None, memo_size=3)  # no cache: keep all
+    unbounded.embed(texts)
+    assert len(unbounded._memo) == 10

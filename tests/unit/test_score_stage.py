@@ -3,6 +3,7 @@
 import csv
 import json
 
+import pytest
 import yaml
 
 from hope.stages.score import config_overrides, group_passages, main
@@ -118,3 +119,87 @@ def test_overrides_and_grouping():
     ]
     grouped = group_passages(passages_for(DOCS[0], "small", 40)[::-1], {"d1"})
     assert [p["index"] for p in grouped[("d1", "small")]] == [0, 1, 2]
+
+
+def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_path):
+    import asyncio
+
+    from hope.evaluate import HopeEvaluator
+    from hope.models.factory import build_from_config, compose_config
+    from hope.stages.score import score_pairs
+
+    with SimulatedServer(latency_s=0.0) as server:
+        passages = write_inputs(tmp_path, server.base_url)
+        cfg = compose_config(
+            [
+                "llm=llamacpp_server",
+                f"llm.base_url={server.base_url}",
+                "embedder=hashing",
+                f"cache.path={tmp_path / 'cache.sqlite'}",
+                "hope.progress=false",
+                "hope.information_preservation.n_segments=2",
+            ]
+        )
+        settings, llm, embedder = build_from_config(cfg)
+        seen = []
+
+        def keep_row(document, chunker, result):
+            seen.append((document["doc_id"], chunker, result.hope))
+            return (document["doc_id"], chunker)
+
+        kept = asyncio.run(
+            score_pairs(
+                HopeEvaluator(llm, embedder, settings),
+                DOCS,
+                passages,
+                progress=False,
+                on_result=keep_row,
+            )
+        )
+    pairs = {(d["doc_id"], c) for d in DOCS for c in ("small", "large")}
+    assert sorted(kept) == sorted(pairs)  # the callback's values, not the results
+    assert {(d, c) for d, c, _ in seen} == pairs and len(seen) == 4
+
+
+def _result(n_passages):
+    from hope.result import Failure, HopeResult, MetricCount
+
+    return HopeResult(
+        hope=0.5,
+        concept_unity=0.4,
+        semantic_independence=0.6,
+        information_preservation=float("nan"),
+        passages=[{"passage_id": f"p{i}", "text": "x" * 1000} for i in range(n_passages)],
+        segments=[{"text": "y" * 1000}],
+        failures=[Failure("concept_unity", "p0", "invalid")],
+        counts={"concept_unity": MetricCount(2, 1, 1)},
+        usage={},
+        prompts={},
+        settings={},
+        models={},
+    )
+
+
+def test_evidence_stream_writes_full_results_and_keeps_slim_ones(tmp_path):
+    from hope.stages.score import EvidenceStream
+
+    path = tmp_path / "evidence.jsonl"
+    path.write_text("old\n")
+    with EvidenceStream(path) as stream:
+        kept = [stream(DOCS[0], "small", _result(3)), stream(DOCS[1], "large", _result(2))]
+        assert path.read_text() == "old\n"  # replaced only when the block ends
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(e["doc_id"], e["chunker"], len(e["passages"])) for e in lines] == [
+        ("d1", "small", 3),
+        ("d2", "large", 2),
+    ]
+    assert lines[0]["passages"][0]["text"] == "x" * 1000 and lines[0]["segments"]
+    assert lines[0]["information_preservation"] is None
+    _, _, slim = kept[0]
+    assert slim.passages == [{"passage_id": f"p{i}"} for i in range(3)] and slim.segments == []
+    assert slim.hope == 0.5 and slim.failures and slim.counts["concept_unity"].failed == 1
+
+    with pytest.raises(RuntimeError), EvidenceStream(path) as stream:
+        stream(DOCS[0], "small", _result(1))
+        raise RuntimeError("scoring broke")
+    assert len(path.read_text().splitlines()) == 2  # the previous evidence stays

@@ -10,6 +10,7 @@ import hashlib
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -169,13 +170,23 @@ class OpenAIEmbedder(Embedder):
 
 
 class CachingEmbedder(Embedder):
-    """Embeds each distinct text once: in-memory for the run, persistent across runs."""
+    """Embeds each distinct text once: in-memory for the run, persistent across runs.
 
-    def __init__(self, inner: Embedder, cache: ResponseCache | None = None):
+    With a persistent cache the in-memory copy keeps the ``memo_size`` most recently used vectors
+    (the rest are a cache read away), so a run's memory does not grow with its corpus; without
+    one it keeps every vector.
+    """
+
+    def __init__(
+        self, inner: Embedder, cache: ResponseCache | None = None, memo_size: int = 20_000
+    ):
+        if memo_size < 1:
+            raise ValueError(f"memo_size must be at least 1, got {memo_size}")
         self.inner = inner
         self.identity = inner.identity
         self._cache = cache
-        self._memo: dict[str, np.ndarray] = {}
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memo_size = memo_size if cache is not None else None
         self._lock = threading.Lock()
         self.texts_computed = 0
         self.cache_hits = 0
@@ -184,45 +195,60 @@ class CachingEmbedder(Embedder):
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.identity}\x1f{text}".encode()).hexdigest()
 
-    def _recall(self, texts: Sequence[str]) -> list[str]:
-        """Fill the memo from the persistent cache; return the texts still unknown."""
-        unknown = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        if unknown:
-            self.memo_hits += len(texts) - len(unknown)
-        else:
-            self.memo_hits += len(texts)
-            return []
-        if self._cache is not None:
+    def _remember(self, text: str, vector: np.ndarray) -> None:
+        self._memo[text] = vector
+        self._memo.move_to_end(text)
+        if self._memo_size is not None:
+            while len(self._memo) > self._memo_size:
+                self._memo.popitem(last=False)
+
+    def _recall(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+        """The vectors known (memory, then the persistent cache) and the texts still unknown."""
+        found: dict[str, np.ndarray] = {}
+        unknown: list[str] = []
+        for text in dict.fromkeys(texts):
+            vector = self._memo.get(text)
+            if vector is None:
+                unknown.append(text)
+            else:
+                found[text] = vector
+                self._memo.move_to_end(text)
+        self.memo_hits += len(texts) - len(unknown)
+        if unknown and self._cache is not None:
             keys = {self._key(t): t for t in unknown}
             for key, raw in self._cache.get_many(CACHE_NAMESPACE, list(keys)).items():
-                self._memo[keys[key]] = np.frombuffer(raw, dtype=np.float32).copy()
+                vector = np.frombuffer(raw, dtype=np.float32).copy()
+                found[keys[key]] = vector
+                self._remember(keys[key], vector)
                 self.cache_hits += 1
-            unknown = [t for t in unknown if t not in self._memo]
-        return unknown
+            unknown = [t for t in unknown if t not in found]
+        return found, unknown
 
     def lookup(self, texts: Sequence[str]) -> np.ndarray | None:
         """The vectors if every text is already known (memory or cache), else None; no model."""
         if len(texts) == 0:
             return None
         with self._lock:
-            if self._recall(texts):
+            found, unknown = self._recall(texts)
+            if unknown:
                 return None
-            return np.stack([self._memo[t] for t in texts])
+            return np.stack([found[t] for t in texts])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
-            missing = self._recall(texts)
+            found, missing = self._recall(texts)
             if missing:
                 vectors = self.inner.embed(missing)
                 self.texts_computed += len(missing)
                 for text, vector in zip(missing, vectors, strict=True):
                     vector = np.ascontiguousarray(vector, dtype=np.float32)
-                    self._memo[text] = vector
+                    found[text] = vector
+                    self._remember(text, vector)
                     if self._cache is not None:
                         self._cache.put(CACHE_NAMESPACE, self._key(text), vector.tobytes())
-            return np.stack([self._memo[text] for text in texts])
+            return np.stack([found[text] for text in texts])
 
     def stats(self) -> dict[str, int]:
         return {

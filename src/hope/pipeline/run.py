@@ -207,6 +207,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import (
         SCORE_COLUMNS,
+        EvidenceStream,
         score_pairs,
         score_row,
         summarise,
@@ -244,15 +245,17 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     settings, llm, embedder = build_from_config(cfg)
     llm.on_call = recorder = trace_recorder(cfg)
     evaluator = HopeEvaluator(llm, embedder, settings)
-    scored = asyncio.run(
-        score_pairs(
-            evaluator,
-            documents,
-            passages,
-            parallel_pairs=int(cfg.scoring.parallel_pairs),
-            progress=bool(cfg.hope.progress),
+    with EvidenceStream(out / "evidence.jsonl") as stream:  # written as pairs finish
+        scored = asyncio.run(
+            score_pairs(
+                evaluator,
+                documents,
+                passages,
+                parallel_pairs=int(cfg.scoring.parallel_pairs),
+                progress=bool(cfg.hope.progress),
+                on_result=stream,
+            )
         )
-    )
     timings["score"] = time.perf_counter() - mark
     rows = [score_row(*item) for item in scored]
     columns = list(SCORE_COLUMNS)
@@ -288,7 +291,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     )
     if shard.active:
         summary["shard"] = shard_record(shard, _plain(cfg), documents, chunkers)
-    write_score_outputs(out, rows, scored, summary)
+    write_score_outputs(out, rows, scored, summary, evidence=False)
     if shard.active:
         write_json_atomic(out / SHARD_FILE, summary["shard"])
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))

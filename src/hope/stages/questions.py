@@ -1,7 +1,7 @@
 """DVC stage ``questions``: the open-book test questions of section 4.2, per domain.
 
-Reads ``data/prepared/documents.jsonl``, the RAG config (the `rag` group of conf/, composed into params.yaml with the
-``rag:`` overrides and ``corpora.profile`` of params.yaml) and writes
+Reads ``data/prepared/documents.jsonl``, the RAG config (the ``rag:`` section of params.yaml,
+composed from conf/'s ``rag`` group, and its ``corpora.profile``) and writes
 
 * ``data/questions/questions.jsonl``: one question per line: ``question_id``, ``domain``,
   ``doc_id`` (the document it was generated from, the join key of the aggregation),

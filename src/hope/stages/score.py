@@ -23,13 +23,16 @@ import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from hope.concurrency import gather_bounded
 from hope.evaluate import HopeEvaluator
 from hope.io import (
+    atomic_path,
     csv_text,
     jsonl_lines,
     read_jsonl,
@@ -52,8 +55,13 @@ async def score_pairs(
     *,
     parallel_pairs: int = 4,
     progress: bool = True,
-) -> list[Scored]:
-    """Score every pair; several pairs at once so the LLM's request queue never runs dry."""
+    on_result: Callable[[Mapping[str, Any], str, HopeResult], Any] | None = None,
+) -> list[Any]:
+    """Score every pair; several pairs at once so the LLM's request queue never runs dry.
+
+    ``on_result(document, chunker, result)``, when given, is called as each pair finishes and
+    what it returns is kept instead of the pair's result: a caller that writes the evidence as it
+    comes (``bench/bench_scale.py``) keeps a row per pair, not every pair's full result."""
     check_documents(documents)
     by_id = {d["doc_id"]: d for d in documents}
     pairs = group_passages(passages, set(by_id))
@@ -66,6 +74,8 @@ async def score_pairs(
             [r["text"] for r in records],
             [r["passage_id"] for r in records],
         )
+        if on_result is not None:
+            return on_result(by_id[doc_id], chunker, result)
         return by_id[doc_id], chunker, result
 
     try:
@@ -121,19 +131,54 @@ def summarise(
     }
 
 
-def write_score_outputs(
-    out_dir: Path, rows: Sequence[Mapping[str, Any]], scored: Sequence[Scored], summary: Any
-) -> None:
-    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result) and
-    ``summary.json``, each replaced atomically."""
-    write_atomic(out_dir / "scores.csv", csv_text(rows))
-    write_atomic(
-        out_dir / "evidence.jsonl",
-        jsonl_lines(
-            without_run_timings({"doc_id": doc["doc_id"], "chunker": chunker, **result.to_dict()})
-            for doc, chunker, result in scored
-        ),
+def evidence_line(document: Mapping[str, Any], chunker: str, result: HopeResult) -> dict:
+    return without_run_timings(
+        {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
     )
+
+
+class EvidenceStream:
+    """``score_pairs``'s ``on_result`` that writes each pair's full result to ``evidence.jsonl``
+    as the pair finishes, and keeps a slim result: scores, counts, failures, usage, prompts,
+    settings and models, passages reduced to their ids, no segments. A run's memory then holds
+    one full result per pair in flight, not one per pair scored. The file replaces the old one
+    atomically when the ``with`` block ends without an error."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._stack = ExitStack()
+        self._handle: Any = None
+
+    def __enter__(self) -> EvidenceStream:
+        tmp = self._stack.enter_context(atomic_path(self.path))
+        self._handle = self._stack.enter_context(tmp.open("w", encoding="utf-8"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.__exit__(*exc)
+
+    def __call__(self, document: Mapping[str, Any], chunker: str, result: HopeResult) -> Scored:
+        self._handle.writelines(jsonl_lines([evidence_line(document, chunker, result)]))
+        ids = [{"passage_id": p.get("passage_id")} for p in result.passages]
+        return document, chunker, replace(result, passages=ids, segments=[])
+
+
+def write_score_outputs(
+    out_dir: Path,
+    rows: Sequence[Mapping[str, Any]],
+    scored: Sequence[Scored],
+    summary: Any,
+    *,
+    evidence: bool = True,
+) -> None:
+    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result; ``evidence=False``
+    when an ``EvidenceStream`` wrote it) and ``summary.json``, each replaced atomically."""
+    write_atomic(out_dir / "scores.csv", csv_text(rows))
+    if evidence:
+        write_atomic(
+            out_dir / "evidence.jsonl",
+            jsonl_lines(evidence_line(doc, chunker, result) for doc, chunker, result in scored),
+        )
     # Latencies and wall times go to the log and MLflow (record_score_stage), not to DVC outputs.
     write_json_atomic(out_dir / "summary.json", without_run_timings(summary))
 
@@ -186,12 +231,19 @@ def _main(argv: list[str] | None = None) -> int:
 
     llm.on_call = recorder = stage_trace_recorder(args.params)
     evaluator = HopeEvaluator(llm, embedder, settings)
-    scored = asyncio.run(
-        score_pairs(evaluator, documents, passages, parallel_pairs=params.get("parallel_pairs", 4))
-    )
     out = Path(args.out_dir)
+    with EvidenceStream(out / "evidence.jsonl") as stream:
+        scored = asyncio.run(
+            score_pairs(
+                evaluator,
+                documents,
+                passages,
+                parallel_pairs=params.get("parallel_pairs", 4),
+                on_result=stream,
+            )
+        )
     summary = summarise(scored, llm.usage.to_dict())
-    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary)
+    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary, evidence=False)
     run_id = record_score_stage(
         args.params,
         out,

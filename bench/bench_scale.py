@@ -1,0 +1,421 @@
+"""Scale benchmark: the paper profile over N mirror documents x 8 chunkers, simulated LLM server.
+
+For each size N (default 10, 30, 100) one cold run (fresh cache) and one warm rerun (same cache),
+each in its own child process so that its peak RSS is its own. Reported per size: LLM requests,
+cold wall time against the bound requests x latency / concurrency, peak RSS, the response cache's
+size and lookup time, the evidence file's size, the warm rerun's time. Results:
+bench/results/scale.json (``make bench-scale``).
+
+Targets (issue 15): cold wall <= 1.2 x the bound at every size; peak RSS growing < 1.5 x from the
+smallest to the largest size; a warm rerun of the largest size < 1 % of its cold time.
+
+Documents: the offline mirror (``corpus=mirror``, prepared once into ``--work-dir``), a seeded
+shuffle of which the first N are taken, so each size contains the smaller ones. Chunkers: the
+paper's six fixed-size and recursive setups, and two stand-ins for its semantic setups
+(``fixed_1000_o0``, ``recursive_1000``), because the semantic chunkers' sentence-transformer
+models take minutes per document on a CPU and the subject here is the LLM orchestration. The
+embedder is the lexical HashingEmbedder for the same reason. Evidence is written as pairs finish
+(``score_pairs(on_result=...)``), one JSON line per pair, never held for the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+PAPER_CHUNKERS = [
+    "fixed_2000_o500",
+    "fixed_2000_o0",
+    "fixed_500_o125",
+    "fixed_500_o0",
+    "recursive_2000",
+    "recursive_500",
+]
+STAND_INS = {  # in place of semantic_minilm and semantic_mpnet
+    "fixed_1000_o0": {
+        "_target_": "hope.chunking.FixedSizeChunker",
+        "chunk_size": 1000,
+        "chunk_overlap": 0,
+        "strip_whitespace": False,
+    },
+    "recursive_1000": {
+        "_target_": "hope.chunking.RecursiveChunker",
+        "chunk_size": 1000,
+        "chunk_overlap": 0,
+        "separators": ["\n\n", "\n", " ", ""],
+        "strip_whitespace": True,
+    },
+}
+
+
+def chunkers() -> list[Any]:
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from hope.chunking.registry import Chunker, load_chunkers
+
+    found = load_chunkers(PAPER_CHUNKERS, REPO / "conf" / "chunker")
+    for name, config in STAND_INS.items():
+        fn = instantiate(OmegaConf.create(config), _convert_="all")
+        found.append(Chunker(name=name, fn=fn, config={"name": name, **config}))
+    return found
+
+
+def mirror_documents(work_dir: Path) -> Path:
+    """The mirror prepared as the pipeline prepares it (``experiment=mirror``), once."""
+    from hydra import compose, initialize_config_dir
+
+    from hope.pipeline.run import locate_documents
+
+    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=["experiment=mirror"])
+    path, _ = locate_documents(cfg, work_dir)
+    return path
+
+
+def select(documents_path: Path, n: int, seed: int = 15) -> list[dict[str, Any]]:
+    from hope.io import read_jsonl
+
+    documents = read_jsonl(documents_path, "documents file")
+    if n > len(documents):
+        raise ValueError(f"{n} documents asked, the mirror has {len(documents)}")
+    order = sorted(documents, key=lambda d: d["doc_id"])
+    random.Random(seed).shuffle(order)
+    return order[:n]
+
+
+class RssSampler:
+    """Resident memory of this process every 50 ms while the scoring runs (``ru_maxrss`` alone
+    would also count the imports and the chunking before it)."""
+
+    def __init__(self, interval_s: float = 0.05):
+        import threading
+
+        self.interval_s = interval_s
+        self.first_mib = self.peak_mib = self._rss_mib()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def _rss_mib() -> float:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.peak_mib = max(self.peak_mib, self._rss_mib())
+
+    def start(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak_mib = max(self.peak_mib, self._rss_mib())
+
+
+# --- the child: one scoring run --------------------------------------------------------------
+
+
+def child(args: argparse.Namespace) -> None:
+    import asyncio
+
+    from hope.cache import ResponseCache
+    from hope.evaluate import HopeEvaluator
+    from hope.io import atomic_path
+    from hope.models.embeddings import CachingEmbedder, HashingEmbedder
+    from hope.models.factory import build_llm
+    from hope.settings import load_profile
+    from hope.stages.chunk import chunk_documents
+    from hope.stages.score import score_pairs, score_row
+
+    documents = select(Path(args.documents), args.docs)
+    passages = chunk_documents(documents, chunkers())
+    cache = ResponseCache(args.cache)
+    llm = build_llm(
+        backend="openai",
+        model="simulated",
+        base_url=args.base_url,
+        concurrency=args.concurrency,
+        cache=cache,
+        max_retries=8,
+    )
+    embedder = CachingEmbedder(HashingEmbedder(), cache)
+    settings = load_profile("paper", progress=False)
+    evaluator = HopeEvaluator(llm, embedder, settings)
+    with atomic_path(args.evidence) as tmp, tmp.open("w", encoding="utf-8") as evidence:
+
+        def write(document, chunker, result):
+            line = {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
+            evidence.write(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n")
+            return score_row(document, chunker, result)
+
+        sampler = RssSampler().start()
+        started = time.perf_counter()
+        rows = asyncio.run(
+            score_pairs(
+                evaluator,
+                documents,
+                passages,
+                parallel_pairs=args.parallel_pairs,
+                progress=False,
+                on_result=write,
+            )
+        )
+        wall = time.perf_counter() - started
+        sampler.stop()
+    usage = llm.usage.to_dict()
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    print(
+        json.dumps(
+            {
+                "wall_s": wall,
+                "pairs": len(rows),
+                "passages": len(passages),
+                "document_chars": sum(len(d["text"]) for d in documents),
+                "requests": usage["requests"],
+                "cache_hits": usage["cache_hits"],
+                "failures": usage["failures"],
+                "peak_rss_mib": own.ru_maxrss / 1024,
+                "cpu_s": own.ru_utime + own.ru_stime,  # whole process, chunking included
+                "rss_before_scoring_mib": sampler.first_mib,
+                "peak_rss_scoring_mib": sampler.peak_mib,
+                "scores": [[r["doc_id"], r["chunker"], r["hope"]] for r in rows],
+            }
+        )
+    )
+
+
+# --- the parent --------------------------------------------------------------------------------
+
+
+@contextmanager
+def simulated_server(latency: float):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hope.testing", "--latency", str(latency)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        info = json.loads(proc.stdout.readline())
+        stats: dict = {}
+        yield info["base_url"], stats
+        proc.stdin.close()
+        stats.update(json.loads(proc.stdout.readline()))
+    finally:
+        proc.wait(60)
+
+
+def run_child(args, base_url: str, docs: int, cache: Path, evidence: Path) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "--documents",
+        str(args.documents_path),
+        "--docs",
+        str(docs),
+        "--cache",
+        str(cache),
+        "--evidence",
+        str(evidence),
+        "--base-url",
+        base_url,
+        "--concurrency",
+        str(args.concurrency),
+        "--parallel-pairs",
+        str(args.parallel_pairs),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"child failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def cache_lookup(cache_path: Path, samples: int = 2000) -> dict[str, Any]:
+    """Size of the cache and the time of ``get_json`` for random keys of the chat namespace."""
+    import sqlite3
+
+    from hope.cache import ResponseCache
+
+    conn = sqlite3.connect(cache_path)
+    keys = [k for (k,) in conn.execute("SELECT key FROM entries WHERE namespace='chat'")]
+    entries = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+    conn.close()
+    cache = ResponseCache(cache_path)
+    sample = random.Random(0).sample(keys, min(samples, len(keys)))
+    times = []
+    for key in sample:
+        started = time.perf_counter()
+        cache.get_json("chat", key)
+        times.append(time.perf_counter() - started)
+    cache.close()
+    wal = cache_path.with_name(cache_path.name + "-wal")
+    return {
+        "entries": entries,
+        "chat_entries": len(keys),
+        "bytes": cache_path.stat().st_size + (wal.stat().st_size if wal.exists() else 0),
+        "lookup_us_median": round(statistics.median(times) * 1e6, 1),
+        "lookup_us_p95": round(sorted(times)[int(0.95 * len(times))] * 1e6, 1),
+        "lookups_timed": len(times),
+    }
+
+
+def spread(values: list[float]) -> dict[str, Any]:
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "runs": len(values),
+    }
+
+
+def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
+    colds = []
+    for repeat in range(args.repeats if docs < max(args.sizes) else 1):
+        cache = tmp / f"cache-{docs}-{repeat}.sqlite"
+        evidence = tmp / f"evidence-{docs}-{repeat}.jsonl"
+        cold = run_child(args, base_url, docs, cache, evidence)
+        cold["evidence_bytes"] = evidence.stat().st_size
+        colds.append((cold, cache))
+        print(f"  {docs} docs cold #{repeat + 1}: {cold['wall_s']:.1f} s", file=sys.stderr)
+    cold, cache = colds[0]
+    warm = run_child(args, base_url, docs, cache, tmp / f"evidence-{docs}-warm.jsonl")
+    bound = cold["requests"] * args.latency / args.concurrency
+    walls = [c["wall_s"] for c, _ in colds]
+    rss = [c["peak_rss_scoring_mib"] for c, _ in colds]
+    return {
+        "documents": docs,
+        "pairs": cold["pairs"],
+        "passages": cold["passages"],
+        "document_chars": cold["document_chars"],
+        "requests": cold["requests"],
+        "failures": cold["failures"],
+        "bound_s": round(bound, 3),
+        "cold_wall_s": spread(walls),
+        "cold_ratio_to_bound": round(statistics.median(walls) / bound, 3),
+        "cold_process_cpu_s": round(cold["cpu_s"], 1) if "cpu_s" in cold else None,
+        "git": git_commit(),
+        "peak_rss_mib": spread(rss),
+        "rss_before_scoring_mib": round(cold["rss_before_scoring_mib"], 1),
+        "process_max_rss_mib": round(cold["peak_rss_mib"], 1),
+        "evidence_bytes": cold["evidence_bytes"],
+        "cache": cache_lookup(cache),
+        "warm_wall_s": round(warm["wall_s"], 3),
+        "warm_requests": warm["requests"],
+        "warm_peak_rss_mib": round(warm["peak_rss_scoring_mib"], 1),
+        "warm_share_of_cold": round(warm["wall_s"] / statistics.median(walls), 4),
+        "warm_scores_equal_cold": warm["scores"] == cold["scores"],
+        "repeat_scores_equal": all(c["scores"] == cold["scores"] for c, _ in colds),
+    }
+
+
+def git_commit() -> dict[str, Any]:
+    def git(*a: str) -> str:
+        return subprocess.run(
+            ["git", *a], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 30, 100])
+    parser.add_argument("--repeats", type=int, default=1, help="cold runs of the smaller sizes")
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--parallel-pairs", type=int, default=16)
+    parser.add_argument("--work-dir", default=".cache/bench-scale", help="prepared mirror")
+    parser.add_argument("--output", default="bench/results/scale.json")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="add these sizes to those already in --output (each size keeps its own git commit)",
+    )
+    # child mode
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--documents", help=argparse.SUPPRESS)
+    parser.add_argument("--docs", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
+    parser.add_argument("--evidence", help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+
+    from hope.io import write_json_atomic
+
+    args.documents_path = mirror_documents(Path(args.work_dir).resolve())
+    sizes = sorted(args.sizes)
+    results: list[dict[str, Any]] = []
+    if args.merge and Path(args.output).is_file():
+        earlier = json.loads(Path(args.output).read_text(encoding="utf-8"))["sizes"]
+        results = [r for r in earlier if r["documents"] not in sizes]
+    report: dict[str, Any] = {
+        "benchmark": "scale",
+        "git": git_commit(),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "note": "2 CPU cores shared with other jobs; the server runs in a child process",
+        },
+        "workload": {
+            "profile": "paper",
+            "documents": "offline mirror (corpus=mirror), seeded shuffle (seed 15), first N",
+            "chunkers": [*PAPER_CHUNKERS, *STAND_INS],
+            "semantic_stand_ins": "fixed_1000_o0 and recursive_1000 replace semantic_minilm/mpnet",
+            "embedder": "hashing",
+            "latency_s": args.latency,
+            "concurrency": args.concurrency,
+            "parallel_pairs": args.parallel_pairs,
+            "repeats_small_sizes": args.repeats,
+        },
+        "sizes": results,
+    }
+    with tempfile.TemporaryDirectory() as tmp, simulated_server(args.latency) as (url, stats):
+        for docs in sizes:
+            print(f"scale: {docs} documents", file=sys.stderr)
+            results.append(measure(args, url, docs, Path(tmp)))
+            results.sort(key=lambda r: r["documents"])
+            report["targets"] = targets(results)
+            write_json_atomic(args.output, report)  # what is measured so far survives a kill
+    report["server"] = stats
+    write_json_atomic(args.output, report)
+    print(json.dumps(report["targets"], indent=2))
+
+
+def targets(results: list[dict[str, Any]]) -> dict[str, Any]:
+    first, last = results[0], results[-1]
+    return {
+        "wall_within_1.2x_bound_every_size": all(r["cold_ratio_to_bound"] <= 1.2 for r in results),
+        "rss_growth_smallest_to_largest": round(
+            last["peak_rss_mib"]["median"] / first["peak_rss_mib"]["median"], 3
+        ),
+        "rss_growth_below_1.5x": last["peak_rss_mib"]["median"] / first["peak_rss_mib"]["median"]
+        < 1.5,
+        "warm_largest_below_1pct_of_cold": last["warm_share_of_cold"] < 0.01,
+        "largest_size_reached": last["documents"],
+        "sizes_measured": [r["documents"] for r in results],
+    }
+
+
+if __name__ == "__main__":
+    main()
