@@ -20,7 +20,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -141,21 +144,32 @@ class EvidenceStream:
     """``score_pairs``'s ``on_result`` that writes each pair's full result to ``evidence.jsonl``
     as the pair finishes, and keeps a slim result: scores, counts, failures, usage, prompts,
     settings and models, passages reduced to their ids, no segments. A run's memory then holds
-    one full result per pair in flight, not one per pair scored. The file replaces the old one
-    atomically when the ``with`` block ends without an error."""
+    one full result per pair in flight, not one per pair scored. The lines go to a file in the
+    system's temporary folder (``TMPDIR``), not beside the output, so that a killed run leaves
+    nothing in the output folder; when the ``with`` block ends without an error the file
+    replaces ``evidence.jsonl`` atomically, on an error it is removed."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._stack = ExitStack()
         self._handle: Any = None
+        self._spool: Path | None = None
 
     def __enter__(self) -> EvidenceStream:
-        tmp = self._stack.enter_context(atomic_path(self.path))
-        self._handle = self._stack.enter_context(tmp.open("w", encoding="utf-8"))
+        fd, name = tempfile.mkstemp(prefix="hope-evidence-", suffix=".jsonl")
+        self._spool = Path(name)
+        self._handle = self._stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._stack.__exit__(*exc)
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        assert self._spool is not None
+        try:
+            self._stack.close()
+            if exc_type is None:
+                with atomic_path(self.path) as tmp:
+                    shutil.move(self._spool, tmp)  # a rename where TMPDIR shares the disk
+        finally:
+            self._spool.unlink(missing_ok=True)
 
     def __call__(self, document: Mapping[str, Any], chunker: str, result: HopeResult) -> Scored:
         self._handle.writelines(jsonl_lines([evidence_line(document, chunker, result)]))
