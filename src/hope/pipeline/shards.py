@@ -290,13 +290,6 @@ def _merge_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hope.pipeline.shards")
-    add_merge_command(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.handler(args)
-
-
 __all__ = [
     "ShardError",
     "ShardSettings",
@@ -305,7 +298,3 @@ __all__ = [
     "select_shard",
     "shard_dirs",
 ]
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
