@@ -48,7 +48,7 @@ def workload(n_passages: int) -> tuple[str, list[str]]:
 
 
 @contextmanager
-def simulated_server(latency: float, fault_rate: float = 0.0):
+def simulated_server(latency: float, fault_rate: float = 0.0, wait_s: float = 30.0):
     """The simulated server in a child process, as a real server would be."""
     proc = subprocess.Popen(
         [
@@ -71,10 +71,11 @@ def simulated_server(latency: float, fault_rate: float = 0.0):
         proc.stdin.close()
         stats.update(json.loads(proc.stdout.readline()))
     finally:
-        proc.wait(30)
+        proc.wait(wait_s)
 
 
-def run_once(base_url: str, cache_path: Path, document, passages, concurrency: int):
+def simulated_evaluator(base_url: str | list[str], cache_path: Path, concurrency: int):
+    """The paper profile against the simulated server(s), hashing embeddings, one cache file."""
     llm = build_llm(
         backend="openai",
         model="simulated",
@@ -84,9 +85,13 @@ def run_once(base_url: str, cache_path: Path, document, passages, concurrency: i
         max_retries=8,
     )
     embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
-    settings = load_profile("paper", progress=False)
+    return llm, HopeEvaluator(llm, embedder, load_profile("paper", progress=False))
+
+
+def run_once(base_url: str, cache_path: Path, document, passages, concurrency: int):
+    _llm, evaluator = simulated_evaluator(base_url, cache_path, concurrency)
     started = time.perf_counter()
-    result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages)
+    result = evaluator.evaluate(document, passages)
     wall = time.perf_counter() - started
     return result, wall
 

@@ -31,9 +31,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from bench_engine import simulated_server
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER_CHUNKERS = [
@@ -201,24 +202,6 @@ def child(args: argparse.Namespace) -> None:
 
 
 # --- the parent --------------------------------------------------------------------------------
-
-
-@contextmanager
-def simulated_server(latency: float):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hope.testing", "--latency", str(latency)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        info = json.loads(proc.stdout.readline())
-        stats: dict = {}
-        yield info["base_url"], stats
-        proc.stdin.close()
-        stats.update(json.loads(proc.stdout.readline()))
-    finally:
-        proc.wait(60)
 
 
 def run_child(args, base_url: str, docs: int, cache: Path, evidence: Path) -> dict[str, Any]:
@@ -390,7 +373,10 @@ def main() -> None:
         },
         "sizes": results,
     }
-    with tempfile.TemporaryDirectory() as tmp, simulated_server(args.latency) as (url, stats):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        simulated_server(args.latency, wait_s=60) as (url, stats),
+    ):
         for docs in sizes:
             print(f"scale: {docs} documents", file=sys.stderr)
             results.append(measure(args, url, docs, Path(tmp)))

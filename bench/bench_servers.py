@@ -25,28 +25,14 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from bench_engine import simulated_server, workload
-from hope.cache import ResponseCache
-from hope.evaluate import HopeEvaluator
+from bench_engine import simulated_evaluator, simulated_server, workload
 from hope.io import write_json_atomic
-from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-from hope.models.factory import build_llm
-from hope.settings import load_profile
 
 
 def run_once(urls: list[str], cache_path: Path, document, passages, concurrency: int):
-    llm = build_llm(
-        backend="openai",
-        model="simulated",
-        base_url=urls,
-        concurrency=concurrency,
-        cache=ResponseCache(cache_path),
-        max_retries=8,
-    )
-    embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
-    settings = load_profile("paper", progress=False)
+    llm, evaluator = simulated_evaluator(urls, cache_path, concurrency)
     started, cpu_started = time.perf_counter(), time.process_time()
-    result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages)
+    result = evaluator.evaluate(document, passages)
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     pool = llm._client.pool
