@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,17 +38,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from hope.cache import ResponseCache
 from hope.io import iter_json_objects, write_json_atomic
-from hope.models.dry_run import DryRunLLM, RecordedRequest
+from hope.models.dry_run import DryRunLLM, RecordedRequest, synthetic_answer
 from hope.models.llm import (
     CACHE_NAMESPACE,
     ChatLLM,
     LLMCallError,
     StructuredResponse,
-    json_schema_of,
     response_format,
     schema_digest,
 )
@@ -116,21 +114,10 @@ def pending_answer(
     validate: Callable[[Any], None] | None,
 ) -> tuple[BaseModel, str]:
     """A schema-valid placeholder whose every string carries ``PENDING``."""
-    from hope.testing import schema_instance
-
-    schema = json_schema_of(response_model)
-    words = sorted({w for m in messages for w in _WORD.findall(m["content"])}) or ["x"]
-    for attempt in range(20):
-        rng = random.Random(f"{seed}:{attempt}")
-        raw = json.dumps(_mark(schema_instance(schema, rng, words), schema, schema))
-        try:
-            value = response_model.model_validate_json(raw)
-            if validate is not None:
-                validate(value)
-            return value, raw
-        except (ValidationError, ValueError):
-            continue
-    raise LLMCallError("batch export: no placeholder answer passes validation", attempts=0)
+    return synthetic_answer(
+        response_model, messages, seed, validate, words=_WORD.findall,
+        mark=lambda value, schema: _mark(value, schema, schema), purpose="batch export",
+    )  # fmt: skip
 
 
 def _mark(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:

@@ -101,19 +101,25 @@ def synthetic_answer(
     messages: Sequence[dict[str, str]],
     seed: int | None,
     validate: Callable[[Any], None] | None,
+    *,
+    words: Callable[[str], Sequence[str]] = lambda text: [w for w in text.split() if w.isalpha()],
+    mark: Callable[[Any, Mapping[str, Any]], Any] | None = None,
+    purpose: str = "dry run",
 ) -> tuple[BaseModel, str]:
-    """A schema-valid answer made of the prompt's words, seeded by the request."""
+    """A schema-valid answer made of the prompt's ``words``, seeded by the request; ``mark``
+    rewrites the instance (given the schema) before validation, e.g. to flag it as a placeholder."""
     from hope.testing import schema_instance
 
     schema = json_schema_of(response_model)
-    words = sorted({w for m in messages for w in m["content"].split() if w.isalpha()}) or ["x"]
+    vocabulary = sorted({w for m in messages for w in words(m["content"])}) or ["x"]
     for attempt in range(20):
-        raw = json.dumps(schema_instance(schema, random.Random(f"{seed}:{attempt}"), words))
+        value = schema_instance(schema, random.Random(f"{seed}:{attempt}"), vocabulary)
+        raw = json.dumps(value if mark is None else mark(value, schema))
         try:
-            value = response_model.model_validate_json(raw)
+            answer = response_model.model_validate_json(raw)
             if validate is not None:
-                validate(value)
-            return value, raw
+                validate(answer)
+            return answer, raw
         except (ValidationError, ValueError):
             continue
-    raise LLMCallError("dry run: no synthetic answer passes validation", attempts=0)
+    raise LLMCallError(f"{purpose}: no synthetic answer passes validation", attempts=0)

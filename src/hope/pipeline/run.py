@@ -291,7 +291,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     )
     if shard.active:
         summary["shard"] = shard_record(shard, _plain(cfg), documents, chunkers)
-    write_score_outputs(out, rows, scored, summary, evidence=False)
+    write_score_outputs(out, rows, summary)
     if shard.active:
         write_json_atomic(out / SHARD_FILE, summary["shard"])
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))

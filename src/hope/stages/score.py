@@ -177,22 +177,10 @@ class EvidenceStream:
         return document, chunker, replace(result, passages=ids, segments=[])
 
 
-def write_score_outputs(
-    out_dir: Path,
-    rows: Sequence[Mapping[str, Any]],
-    scored: Sequence[Scored],
-    summary: Any,
-    *,
-    evidence: bool = True,
-) -> None:
-    """``scores.csv`` (``rows``), ``evidence.jsonl`` (every pair's full result; ``evidence=False``
-    when an ``EvidenceStream`` wrote it) and ``summary.json``, each replaced atomically."""
+def write_score_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summary: Any) -> None:
+    """``scores.csv`` (``rows``) and ``summary.json``, each replaced atomically; the evidence is
+    written pair by pair by an ``EvidenceStream``."""
     write_atomic(out_dir / "scores.csv", csv_text(rows))
-    if evidence:
-        write_atomic(
-            out_dir / "evidence.jsonl",
-            jsonl_lines(evidence_line(doc, chunker, result) for doc, chunker, result in scored),
-        )
     # Latencies and wall times go to the log and MLflow (record_score_stage), not to DVC outputs.
     write_json_atomic(out_dir / "summary.json", without_run_timings(summary))
 
@@ -257,7 +245,7 @@ def _main(argv: list[str] | None = None) -> int:
             )
         )
     summary = summarise(scored, llm.usage.to_dict())
-    write_score_outputs(out, [score_row(*item) for item in scored], scored, summary, evidence=False)
+    write_score_outputs(out, [score_row(*item) for item in scored], summary)
     run_id = record_score_stage(
         args.params,
         out,
