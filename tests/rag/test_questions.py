@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from hope.cache import ResponseCache
-from hope.rag.questions import excerpt_windows, generate_questions, plan_slots
+from hope.rag.questions import RagasOutput, excerpt_windows, generate_questions, plan_slots
 from hope.stages.questions import make_questions
 from hope.testing import FakeChatClient
 
@@ -92,7 +92,7 @@ def test_ragas_shortfall_is_filled_by_the_fallback():
     llm, _ = fallback_llm()
 
     def one_each(domain, docs, count):
-        return [ragas_record(domain, docs[0]["doc_id"], 0)]
+        return RagasOutput([ragas_record(domain, docs[0]["doc_id"], 0)], "1 sample")
 
     questions, report = generate_questions(
         DOCS,
@@ -107,6 +107,7 @@ def test_ragas_shortfall_is_filled_by_the_fallback():
     assert [q["generator"] for q in news] == ["ragas", "fallback", "fallback"]
     assert news[0]["fallback_reason"] is None
     assert news[1]["fallback_reason"] == "ragas produced 1 of 3, 1 passed the gates"
+    assert report["news"]["ragas_note"] == "1 sample"
     wiki = report["wiki"]
     assert {k: wiki[k] for k in ("requested", "ragas", "fallback", "extractive")} == {
         "requested": 3,
@@ -178,3 +179,36 @@ def test_stage_summary_counts_tries_rejections_and_shortfall():
     assert summary["tried"] == 4 + sum(summary["rejected"].values())
     assert summary["usage"]["ragas"] is None  # no ragas models outside auto/ragas
     assert summary["config"]["candidates_per_question"] == 4
+
+
+def test_ragas_that_yields_too_few_samples_says_what_its_graph_held(monkeypatch):
+    import ragas.testset
+    from ragas.testset.graph import KnowledgeGraph, Node, NodeType
+
+    from hope.rag.questions import ragas_testset
+
+    graph = KnowledgeGraph(
+        nodes=[
+            Node(type=NodeType.DOCUMENT, properties={"page_content": "a"}),
+            Node(type=NodeType.CHUNK, properties={"page_content": "b", "entities": ["Quay"]}),
+            Node(type=NodeType.CHUNK, properties={"page_content": "c"}),
+        ]
+    )
+
+    class Empty:
+        def __init__(self, llm, embedding_model):
+            self.knowledge_graph = graph
+
+        def generate_with_langchain_docs(self, docs, **kwargs):
+            assert [d.metadata["doc_id"] for d in docs] == [d["doc_id"] for d in DOCS[:2]]
+            return type("Testset", (), {"samples": []})()
+
+    monkeypatch.setattr(ragas.testset, "TestsetGenerator", Empty)
+    output = ragas_testset(
+        "news", DOCS[:2], 2, llm=None, embeddings=None, seed=1, call_timeout_s=10
+    )
+    assert output.records == []
+    assert output.note == (
+        "ragas synthesized 0 samples (0 without question, reference or context) from a knowledge "
+        "graph of 2 chunk, 1 document nodes (1 with entities) and 0 relationships"
+    )

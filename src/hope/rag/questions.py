@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,17 @@ from hope.text import split_sentences
 PROMPT_DIR = str(Path(__file__).parent / "prompts")
 GENERATORS = ("ragas", "fallback", "extractive")
 
-RagasGenerate = Callable[[str, Sequence[Mapping[str, Any]], int], list[dict[str, Any]]]
+
+@dataclass(frozen=True)
+class RagasOutput:
+    """What ragas' test-set generator delivered for a domain, and, when it delivered fewer than
+    asked, why as far as its knowledge graph tells (``note``, kept in ``summary.json``)."""
+
+    records: list[dict[str, Any]]
+    note: str | None = None
+
+
+RagasGenerate = Callable[[str, Sequence[Mapping[str, Any]], int], RagasOutput]
 
 
 def question_prompt() -> Prompt:
@@ -420,13 +431,14 @@ def ragas_testset(
         ),
         raise_exceptions=True,
     )
-    records = []
+    records, incomplete = [], 0
     for sample in testset.samples:
         item = sample.eval_sample
         question = (getattr(item, "user_input", None) or "").strip()
         reference = (getattr(item, "reference", None) or "").strip()
         contexts = [c for c in (getattr(item, "reference_contexts", None) or []) if c.strip()]
         if not (question and reference and contexts):
+            incomplete += 1
             continue
         sources = [source_document(c, documents) for c in contexts]
         records.append(
@@ -441,7 +453,20 @@ def ragas_testset(
                 "generator_detail": sample.synthesizer_name,
             }
         )
-    return records[:count]
+    note = None
+    if len(records) < count:
+        # Its synthesizers draw on nodes with extracted entities or themes; where its transforms
+        # (run by a weak model) left none, ragas returns no sample and raises nothing.
+        graph = generator.knowledge_graph
+        types = Counter(str(getattr(n.type, "value", n.type)) for n in graph.nodes)
+        with_entities = sum(1 for n in graph.nodes if n.properties.get("entities"))
+        note = (
+            f"ragas synthesized {len(testset.samples)} samples ({incomplete} without question, "
+            f"reference or context) from a knowledge graph of "
+            f"{', '.join(f'{v} {k}' for k, v in sorted(types.items())) or 'no'} nodes "
+            f"({with_entities} with entities) and {len(graph.relationships)} relationships"
+        )
+    return RagasOutput(records[:count], note)
 
 
 def group_by_domain(
@@ -468,6 +493,7 @@ class DomainReport:
     rejections: list[dict[str, Any]] = field(default_factory=list)
     failed: int = 0
     ragas_error: str | None = None
+    ragas_note: str | None = None
     generation_errors: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -483,6 +509,7 @@ class DomainReport:
             "rejections": self.rejections,
             "failed": self.failed,
             "ragas_error": self.ragas_error,
+            "ragas_note": self.ragas_note,
             "generation_errors": self.generation_errors,
         }
 
@@ -612,7 +639,7 @@ def generate_questions(
         if mode in ("auto", "ragas"):
             assert ragas_generate is not None
             try:
-                produced = list(ragas_generate(domain, docs, per_domain))
+                produced = ragas_generate(domain, docs, per_domain)
             except Exception as exc:
                 if (fatal := backend_error_in(exc)) is not None:
                     raise fatal from exc  # no fallback: the run stops
@@ -624,9 +651,11 @@ def generate_questions(
                 entry.ragas_error = f"{type(exc).__name__}: {_short(str(exc))}"
                 backup_reason = f"ragas failed: {entry.ragas_error}"
             else:
-                consider(produced[: entry.cap])
+                entry.ragas_note = produced.note
+                consider(produced.records[: entry.cap])
                 backup_reason = (
-                    f"ragas produced {len(produced)} of {per_domain}, {len(kept)} passed the gates"
+                    f"ragas produced {len(produced.records)} of {per_domain}, "
+                    f"{len(kept)} passed the gates"
                 )
         ordinal = 0
         while writer is not None and len(kept) < per_domain and entry.tried < entry.cap:
