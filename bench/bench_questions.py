@@ -74,6 +74,9 @@ def one_run(documents, generator: str, seed: int, args) -> dict[str, Any]:
         "ragas_errors": {
             d: e["ragas_error"] for d, e in summary["domains"].items() if e["ragas_error"]
         },
+        "ragas_notes": {
+            d: e["ragas_note"] for d, e in summary["domains"].items() if e.get("ragas_note")
+        },
         "shortfall": summary["shortfall"],
         "rejected": summary["rejected"],
         "questions": [
