@@ -23,15 +23,28 @@ import platform
 import statistics
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hope.io import read_jsonl, write_json_atomic
+from hope.io import read_jsonl, read_params, write_json_atomic
 from hope.models.factory import open_cache
-from hope.rag.config import load_rag_config
+from hope.rag.config import RagConfig
+from hope.settings import validated
 from hope.stages.questions import make_questions
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def rag_config(params: Path, overrides: Mapping[str, Any] | None = None) -> tuple[RagConfig, str]:
+    """``(config, corpora profile)``: the params file's ``rag:`` section (what the stages read,
+    ``hope.rag.config.load_rag_config``) with ``overrides`` merged in, validated the same way."""
+    from omegaconf import OmegaConf
+
+    loaded = read_params(params)
+    merged = OmegaConf.to_container(OmegaConf.merge(loaded["rag"], dict(overrides or {})))
+    profile = str((loaded.get("corpora") or {}).get("profile", "sample"))
+    return validated(RagConfig, merged, f"params file {params}", "rag"), profile
 
 
 def git_commit() -> str:
@@ -48,11 +61,7 @@ def one_run(documents, generator: str, seed: int, args) -> dict[str, Any]:
     overrides: dict[str, Any] = {"generator": mode}
     if writer:
         overrides["extractive_writer"] = writer
-    config, profile = load_rag_config(
-        args.params,
-        conf_dir=args.conf_dir,
-        overrides={"seed": seed, "questions": overrides},
-    )
+    config, profile = rag_config(args.params, {"seed": seed, "questions": overrides})
     started = time.perf_counter()
     questions, summary = make_questions(documents, config, profile, open_cache(args.cache))
     wall = time.perf_counter() - started
@@ -103,7 +112,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=Path, default=REPO / "data/prepared/documents.jsonl")
     parser.add_argument("--params", type=Path, default=REPO / "params.yaml")
-    parser.add_argument("--conf-dir", type=Path, default=REPO / "conf/rag")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--seeds", default="2025,2026,2027")
     parser.add_argument("--generators", default="extractive:cloze,extractive:llm,fallback")
@@ -150,7 +158,7 @@ def main() -> int:
             write_json_atomic(args.out, report)
             print(generator, seed, {k: report["runs"][-1][k] for k in ("kept", "tried")})
     if args.with_auto:
-        config, _ = load_rag_config(args.params, conf_dir=args.conf_dir)
+        config, _ = rag_config(args.params)
         auto = one_run(documents, "auto", config.seed, args)
         report["runs"].append({**auto, "commit": report["commit"]})
     summarise(report, generators)

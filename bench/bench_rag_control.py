@@ -32,10 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench_questions import rag_config
 from hope.io import read_jsonl, write_json_atomic
 from hope.models.factory import open_cache
 from hope.rag import gates
-from hope.rag.config import load_rag_config
 from hope.rag.questions import excerpt_windows
 from hope.rag.scoring import build_metrics, score_item
 from hope.result import _nan_to_none
@@ -76,7 +76,6 @@ def main() -> int:
     parser.add_argument("--questions", type=Path, default=REPO / "data/questions/questions.jsonl")
     parser.add_argument("--documents", type=Path, default=REPO / "data/prepared/documents.jsonl")
     parser.add_argument("--params", type=Path, default=REPO / "params.yaml")
-    parser.add_argument("--conf-dir", type=Path, default=REPO / "conf/rag")
     parser.add_argument("--cache", default=None)
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/validity.json")
     args = parser.parse_args()
@@ -85,9 +84,7 @@ def main() -> int:
             parser.error(f"{path}: no such file (run the questions stage first)")
     questions = read_jsonl(args.questions, "questions file")
     documents = {d["doc_id"]: d for d in read_jsonl(args.documents, "documents file")}
-    config, _profile = load_rag_config(
-        args.params, conf_dir=args.conf_dir, overrides={"ragas": {"metrics": ["context_recall"]}}
-    )
+    config, _profile = rag_config(args.params, {"ragas": {"metrics": ["context_recall"]}})
     from hope import stage_runner as runner
     from hope.rag import models
 
