@@ -3,9 +3,12 @@ submitit's local executor that equals a single-process run."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -205,3 +208,32 @@ def test_two_shards_through_submitit_equal_one_process_and_share_cache_and_paren
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
     assert len(children) == 2 and {c.data.tags["hope.kind"] for c in children} == {"job"}
     assert {c.data.tags["hope.shard"] for c in children} == {"0/2", "1/2"}
+    # merge-shards put the merged result on the sweep's run: the per-chunker means of the
+    # single-process run, and the merged files as artifacts.
+    sweep_run = client.get_run(parents[0].info.run_id)
+    single_rows = list(csv.DictReader(io.StringIO((single_dir / "scores.csv").read_text())))
+    expected = statistics.mean(float(r["hope"]) for r in single_rows)
+    chunker = single_rows[0]["chunker"]
+    assert sweep_run.data.metrics["merged/pairs"] == 4
+    assert sweep_run.data.metrics["merged/shards"] == 2
+    assert sweep_run.data.metrics[f"merged/{chunker}/hope"] == pytest.approx(expected, rel=1e-12)
+    artifacts = {a.path for a in client.list_artifacts(sweep_run.info.run_id, "merged")}
+    assert artifacts == {"merged/scores.csv", "merged/summary.json"}
+    assert sweep_run.data.tags["hope.merged_output"] == str(merged)
+
+
+def test_merge_shards_without_a_sweep_run_logs_nothing(tmp_path: Path):
+    from hope.pipeline.shards import sweep_run
+
+    job = tmp_path / "sweep" / "0"
+    job.mkdir(parents=True)
+    (job / "shard.json").write_text("{}")
+    assert sweep_run([tmp_path / "sweep"]) is None  # no .mlflow_parent_run marker
+    (tmp_path / "sweep" / ".mlflow_parent_run").write_text("abc\n")
+    assert sweep_run([tmp_path / "sweep"]) is None  # no composed config beside the job
+    (job / ".hydra").mkdir()
+    (job / ".hydra" / "config.yaml").write_text("tracking:\n  enabled: false\n")
+    assert sweep_run([tmp_path / "sweep"]) is None
+    (job / ".hydra" / "config.yaml").write_text("tracking:\n  uri: sqlite:///x.db\n")
+    settings, run_id = sweep_run([job])
+    assert (settings.uri, run_id) == ("sqlite:///x.db", "abc")

@@ -277,7 +277,40 @@ def add_merge_command(sub: Any) -> None:
     )
     parser.add_argument("paths", nargs="+", help="shard job folders, or the sweep folder")
     parser.add_argument("--output", required=True, help="folder for the merged outputs")
+    parser.add_argument(
+        "--no-mlflow",
+        dest="mlflow",
+        action="store_false",
+        help="do not log the merged result to the sweep's MLflow run (by default it is, when the "
+        "sweep folder names one in .mlflow_parent_run)",
+    )
     parser.set_defaults(handler=_merge_command)
+
+
+def sweep_run(paths: Sequence[str | Path]) -> tuple[Any, str] | None:
+    """``(tracking settings, run id)`` of the MLflow run of the sweep the shards ran in: the run
+    id from the sweep folder's marker (``hope.pipeline.callbacks``), the tracking settings from
+    the first job's composed config (``.hydra/config.yaml``); None without a marker or with
+    tracking off."""
+    from omegaconf import OmegaConf
+
+    import hope.pipeline  # noqa: F401  (registers ${hope_repo:}, which the saved config uses)
+    from hope.pipeline.callbacks import MARKER
+    from hope.tracking.settings import TrackingSettings
+
+    dirs = shard_dirs(paths)
+    candidates = [Path(p) for p in paths] + [d.parent for d in dirs]
+    marker = next((c / MARKER for c in candidates if (c / MARKER).is_file()), None)
+    config_file = dirs[0] / ".hydra" / "config.yaml"
+    if marker is None or not config_file.is_file():
+        return None
+    tracking = OmegaConf.load(config_file).get("tracking")
+    if tracking is None:
+        return None
+    settings = TrackingSettings.from_mapping(OmegaConf.to_container(tracking, resolve=True))
+    if not settings.enabled:
+        return None
+    return settings, marker.read_text(encoding="utf-8").strip()
 
 
 def _merge_command(args: argparse.Namespace) -> int:
@@ -287,6 +320,12 @@ def _merge_command(args: argparse.Namespace) -> int:
         print(f"hope merge-shards: error: {exc}", file=sys.stderr)
         return 2
     print(f"merged {len(summary['shards'])} shards ({summary['pairs']} pairs) into {args.output}")
+    if args.mlflow and (found := sweep_run(args.paths)) is not None:
+        from hope.tracking.sweep import log_merged_result
+
+        settings, run_id = found
+        logged = log_merged_result(settings, run_id, Path(args.output), len(summary["shards"]))
+        print(f"logged {len(logged)} merged metrics and the merged files to MLflow run {run_id}")
     return 0
 
 
@@ -297,4 +336,5 @@ __all__ = [
     "merge_shards",
     "select_shard",
     "shard_dirs",
+    "sweep_run",
 ]

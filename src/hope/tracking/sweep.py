@@ -67,3 +67,33 @@ def finish_parent_run(settings: TrackingSettings, parent_run_id: str, status: st
         client.set_tag(parent_run_id, "hope.best_child_run", best_run)
     log_batches(client, parent_run_id, {}, metrics)
     with_retry(lambda: client.set_terminated(parent_run_id, status))
+
+
+def log_merged_result(
+    settings: TrackingSettings, parent_run_id: str, merged_dir: Path, n_shards: int
+) -> dict[str, float]:
+    """The merged outputs of a sharded sweep on the sweep's run: ``merged/<chunker>/<score>``
+    (the mean over its documents where defined, as every chunker run has it), ``merged/pairs``
+    and ``merged/shards``, and ``scores.csv`` and ``summary.json`` as artifacts under ``merged/``.
+    Returns the metrics logged (none with tracking off)."""
+    if not settings.enabled or not parent_run_id:
+        return {}
+    from hope.tracking.layout import CHILD_SCORES
+    from hope.tracking.stage import read_score_rows
+
+    rows = read_score_rows(merged_dir / "scores.csv")
+    metrics: dict[str, float] = {"merged/pairs": float(len(rows)), "merged/shards": float(n_shards)}
+    for chunker in sorted({r["chunker"] for r in rows}):
+        mine = [r for r in rows if r["chunker"] == chunker]
+        for score in CHILD_SCORES:
+            values = [v for r in mine if isinstance(v := r.get(score), float) and v == v]
+            if values:
+                metrics[f"merged/{name_part(chunker)}/{score}"] = sum(values) / len(values)
+    client = client_for(settings)
+    log_batches(client, parent_run_id, {}, metrics)
+    for name in ("scores.csv", "summary.json"):
+        with_retry(
+            lambda name=name: client.log_artifact(parent_run_id, str(merged_dir / name), "merged")
+        )
+    with_retry(lambda: client.set_tag(parent_run_id, "hope.merged_output", str(merged_dir)))
+    return metrics
