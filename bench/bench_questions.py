@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hope.io import read_jsonl, read_params, write_json_atomic
+from hope.io import read_jsonl, write_json_atomic
 from hope.models.factory import open_cache
-from hope.rag.config import RagConfig
+from hope.rag.config import RagConfig, load_rag_config
 from hope.settings import validated
 from hope.stages.questions import make_questions
 
@@ -37,14 +37,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def rag_config(params: Path, overrides: Mapping[str, Any] | None = None) -> tuple[RagConfig, str]:
-    """``(config, corpora profile)``: the params file's ``rag:`` section (what the stages read,
-    ``hope.rag.config.load_rag_config``) with ``overrides`` merged in, validated the same way."""
+    """``(config, corpora profile)`` as the stages read them (``load_rag_config``), with
+    ``overrides`` merged in and the result validated again."""
     from omegaconf import OmegaConf
 
-    loaded = read_params(params)
-    merged = OmegaConf.to_container(OmegaConf.merge(loaded["rag"], dict(overrides or {})))
-    profile = str((loaded.get("corpora") or {}).get("profile", "sample"))
-    return validated(RagConfig, merged, f"params file {params}", "rag"), profile
+    config, profile = load_rag_config(params)
+    if overrides:
+        merged = OmegaConf.merge(config.model_dump(mode="json"), dict(overrides))
+        merged = OmegaConf.to_container(merged)
+        config = validated(RagConfig, merged, f"params file {params}", "rag")
+    return config, profile
 
 
 def git_commit() -> str:

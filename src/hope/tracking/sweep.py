@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hope.tracking.names import flatten, name_part
+from hope.tracking.names import finite_mean, flatten, name_part
 from hope.tracking.provenance import git_commit
 from hope.tracking.record import PARENT_TAG
-from hope.tracking.secrets import redact
+from hope.tracking.secrets import redact, secret_values
 from hope.tracking.settings import TrackingSettings
-from hope.tracking.store import client_for, experiment_id, log_batches, with_retry
+from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
 
 
 def start_parent_run(
@@ -86,14 +86,13 @@ def log_merged_result(
     for chunker in sorted({r["chunker"] for r in rows}):
         mine = [r for r in rows if r["chunker"] == chunker]
         for score in CHILD_SCORES:
-            values = [v for r in mine if isinstance(v := r.get(score), float) and v == v]
-            if values:
-                metrics[f"merged/{name_part(chunker)}/{score}"] = sum(values) / len(values)
+            mean = finite_mean(r.get(score) for r in mine)
+            if mean is not None:
+                metrics[f"merged/{name_part(chunker)}/{score}"] = mean
     client = client_for(settings)
     log_batches(client, parent_run_id, {}, metrics)
+    secrets = secret_values()
     for name in ("scores.csv", "summary.json"):
-        with_retry(
-            lambda name=name: client.log_artifact(parent_run_id, str(merged_dir / name), "merged")
-        )
+        log_file(client, parent_run_id, f"merged/{name}", merged_dir / name, secrets)
     with_retry(lambda: client.set_tag(parent_run_id, "hope.merged_output", str(merged_dir)))
     return metrics
