@@ -6,6 +6,10 @@ cold wall time against the bound requests x latency / concurrency, peak RSS, the
 size and lookup time, the evidence file's size, the warm rerun's time. Results:
 bench/results/scale.json (``make bench-scale``).
 
+Each cold run keeps every pair's finished result in the cache (``cache.reuse_results``, the
+default), so the warm rerun reads results back; a second warm rerun with ``reuse_results`` off
+recomputes every pair from the cached answers and is reported beside it.
+
 Targets (issue 15): cold wall <= 1.2 x the bound at every size; peak RSS growing < 1.5 x from the
 smallest to the largest size; a warm rerun of the largest size < 1 % of its cold time.
 
@@ -157,7 +161,9 @@ def child(args: argparse.Namespace) -> None:
     )
     embedder = CachingEmbedder(HashingEmbedder(), cache)
     settings = load_profile("paper", progress=False)
-    evaluator = HopeEvaluator(llm, embedder, settings)
+    evaluator = HopeEvaluator(
+        llm, embedder, settings, result_cache=cache if args.reuse_results == "on" else None
+    )
     with atomic_path(args.evidence) as tmp, tmp.open("w", encoding="utf-8") as evidence:
 
         def write(document, chunker, result):
@@ -191,6 +197,7 @@ def child(args: argparse.Namespace) -> None:
                 "requests": usage["requests"],
                 "cache_hits": usage["cache_hits"],
                 "failures": usage["failures"],
+                "reused_results": evaluator.reused_results,
                 "peak_rss_mib": own.ru_maxrss / 1024,
                 "cpu_s": own.ru_utime + own.ru_stime,  # whole process, chunking included
                 "rss_before_scoring_mib": sampler.first_mib,
@@ -204,7 +211,9 @@ def child(args: argparse.Namespace) -> None:
 # --- the parent --------------------------------------------------------------------------------
 
 
-def run_child(args, base_url: str, docs: int, cache: Path, evidence: Path) -> dict[str, Any]:
+def run_child(
+    args, base_url: str, docs: int, cache: Path, evidence: Path, reuse_results: bool = True
+) -> dict[str, Any]:
     command = [
         sys.executable,
         __file__,
@@ -223,6 +232,8 @@ def run_child(args, base_url: str, docs: int, cache: Path, evidence: Path) -> di
         str(args.concurrency),
         "--parallel-pairs",
         str(args.parallel_pairs),
+        "--reuse-results",
+        "on" if reuse_results else "off",
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -278,6 +289,11 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
         colds.append((cold, cache))
         print(f"  {docs} docs cold #{repeat + 1}: {cold['wall_s']:.1f} s", file=sys.stderr)
     cold, cache = colds[0]
+    # Warm with the answers only (cache.reuse_results=false: every pair recomputed from cached
+    # answers), then warm as a user runs it (each pair's kept result read back).
+    answers_only = run_child(
+        args, base_url, docs, cache, tmp / f"evidence-{docs}-answers.jsonl", reuse_results=False
+    )
     warm = run_child(args, base_url, docs, cache, tmp / f"evidence-{docs}-warm.jsonl")
     bound = cold["requests"] * args.latency / args.concurrency
     walls = [c["wall_s"] for c, _ in colds]
@@ -301,6 +317,13 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
         "cache": cache_lookup(cache),
         "warm_wall_s": round(warm["wall_s"], 3),
         "warm_requests": warm["requests"],
+        "warm_reused_results": warm["reused_results"],
+        "warm_answers_only_wall_s": round(answers_only["wall_s"], 3),
+        "warm_answers_only_requests": answers_only["requests"],
+        "warm_answers_only_share_of_cold": round(
+            answers_only["wall_s"] / statistics.median(walls), 4
+        ),
+        "warm_answers_only_scores_equal_cold": answers_only["scores"] == cold["scores"],
         "warm_peak_rss_mib": round(warm["peak_rss_scoring_mib"], 1),
         "warm_share_of_cold": round(warm["wall_s"] / statistics.median(walls), 4),
         "warm_scores_equal_cold": warm["scores"] == cold["scores"],
@@ -338,6 +361,9 @@ def main() -> None:
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     parser.add_argument("--evidence", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--reuse-results", choices=["on", "off"], default="on", help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         child(args)

@@ -19,14 +19,12 @@ from hope.io import InputFileError, read_passages_jsonl, read_text, write_json_a
 
 
 def _score(args: argparse.Namespace) -> int:
-    from hope.evaluate import HopeEvaluator
-    from hope.models.factory import build_from_config, compose_config
+    from hope.models.factory import build_evaluator, compose_config
 
     document = read_text(args.document, "document")
     passages, ids = read_passages_jsonl(args.passages)
     cfg = compose_config(args.overrides)
-    settings, llm, embedder = build_from_config(cfg)
-    result = HopeEvaluator(llm, embedder, settings).evaluate(document, passages, ids)
+    result = build_evaluator(cfg).evaluate(document, passages, ids)
     payload = result.to_dict()
     if args.output:
         write_json_atomic(args.output, payload)

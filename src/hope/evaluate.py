@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from hope import result_cache
+from hope.cache import ResponseCache
 from hope.metrics import scoring
 from hope.metrics.concept_unity import ConceptUnity
 from hope.metrics.context import EvalContext
@@ -53,12 +55,25 @@ def _validate(document: str, passages: Sequence[str], passage_ids: Sequence[str]
 
 
 class HopeEvaluator:
-    """Binds models and settings; ``aevaluate`` scores one (document, passages) pair."""
+    """Binds models and settings; ``aevaluate`` scores one (document, passages) pair.
 
-    def __init__(self, llm: ChatLLM, embedder: Embedder, settings: HopeSettings):
+    With ``result_cache``, each finished pair's result is kept there (``hope.result_cache``) and
+    an evaluation of the same pair with the same settings, models and code is read back instead
+    of recomputed; its ``usage`` then says ``reused_result`` and counts no LLM work."""
+
+    def __init__(
+        self,
+        llm: ChatLLM,
+        embedder: Embedder,
+        settings: HopeSettings,
+        *,
+        result_cache: ResponseCache | None = None,
+    ):
         self.llm = llm
         self.embedder = embedder
         self.settings = settings
+        self.result_cache = result_cache
+        self.reused_results = 0
 
     async def aevaluate(
         self,
@@ -80,6 +95,35 @@ class HopeEvaluator:
         ids = (
             list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
         )
+        if self.result_cache is None:
+            return await self._score(document, passages, ids, progress_desc)
+        started = time.perf_counter()
+        key = result_cache.result_key(
+            document,
+            passages,
+            ids,
+            settings=settings.model_dump(mode="json"),
+            llm=self.llm,
+            embedder_identity=self.embedder.identity,
+        )
+        kept = result_cache.load(self.result_cache, key)
+        if kept is not None:
+            self.reused_results += 1
+            kept.usage = {
+                "llm": Usage().to_dict(),
+                "wall_time_s": time.perf_counter() - started,
+                "reused_result": True,
+            }
+            return kept
+        result = await self._score(document, passages, ids, progress_desc)
+        result_cache.store(self.result_cache, key, result)
+        return result
+
+    async def _score(
+        self, document: str, passages: list[str], ids: list[str], progress_desc: str
+    ) -> HopeResult:
+        settings = self.settings
+        agg = settings.aggregation
         scope_token = usage_scope.set(Usage())
         started = time.perf_counter()
 

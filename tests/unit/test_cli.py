@@ -85,7 +85,12 @@ def test_score_prints_json_to_stdout_and_warm_rerun_makes_no_requests(files, ser
     assert main(args) == 0
     second = json.loads(capsys.readouterr().out)
     assert second["usage"]["llm"]["requests"] == 0
-    assert second["usage"]["llm"]["cache_hits"] > 0
+    assert second["usage"]["reused_result"] is True  # the kept result, read back
+    assert main([*args, "cache.reuse_results=false"]) == 0
+    third = json.loads(capsys.readouterr().out)
+    assert third["usage"]["llm"]["requests"] == 0
+    assert third["usage"]["llm"]["cache_hits"] > 0  # recomputed from the cached answers
+    assert third["passages"] == first["passages"] and third["segments"] == first["segments"]
     for key in ("hope", "concept_unity", "semantic_independence", "information_preservation"):
         assert first[key] == second[key]
 

@@ -177,3 +177,13 @@ def build_from_config(cfg) -> tuple[Any, Any, Any]:
     llm = instantiate(cfg.llm, cache=cache)
     embedder = instantiate(cfg.embedder, cache=cache)
     return settings, llm, embedder
+
+
+def build_evaluator(cfg) -> Any:
+    """The HopeEvaluator of a composed config; with ``cache.reuse_results`` (the default) it keeps
+    each finished pair's result in the response cache and reads it back on a rerun."""
+    from hope.evaluate import HopeEvaluator
+
+    settings, llm, embedder = build_from_config(cfg)
+    reuse = bool(cfg.cache.get("reuse_results", True))
+    return HopeEvaluator(llm, embedder, settings, result_cache=llm.cache if reuse else None)

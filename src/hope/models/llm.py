@@ -109,6 +109,8 @@ class Usage:
     retries: int = 0
     invalid_responses: int = 0
     failures: int = 0
+    # Failures from an overloaded or unreachable server: not cached, so a rerun asks again.
+    transient_failures: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -206,6 +208,11 @@ class ChatLLM:
         self.usage = Usage()
         # Optional observer of each finished call (tracing: hope.tracking.traces); changes nothing.
         self.on_call: Callable[[LLMCall], None] | None = None
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        """The response cache this client reads and writes (None: none)."""
+        return self._cache
 
     def _add(self, field: str, amount: float) -> None:
         setattr(self.usage, field, getattr(self.usage, field) + amount)
@@ -497,6 +504,8 @@ class ChatLLM:
 
             attempts = calls + client_retries
             self._add("failures", 1)
+            if transient:
+                self._add("transient_failures", 1)
             final = f"{reason} (after {attempts} attempt{'s' if attempts > 1 else ''})"
             if self._cache is not None and not transient:
                 self._cache.put_json(CACHE_NAMESPACE, key, {"error": final})

@@ -201,8 +201,7 @@ def shard_settings(cfg: DictConfig) -> ShardSettings:
 
 def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
-    from hope.evaluate import HopeEvaluator
-    from hope.models.factory import build_from_config
+    from hope.models.factory import build_evaluator
     from hope.pipeline.schema import validate_run_config
     from hope.stages.bleu import bleu_scores
     from hope.stages.score import (
@@ -242,9 +241,9 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     timings["chunk"] = time.perf_counter() - mark
 
     mark = time.perf_counter()
-    settings, llm, embedder = build_from_config(cfg)
+    evaluator = build_evaluator(cfg)
+    llm = evaluator.llm
     llm.on_call = recorder = trace_recorder(cfg)
-    evaluator = HopeEvaluator(llm, embedder, settings)
     with EvidenceStream(out / "evidence.jsonl") as stream:  # written as pairs finish
         scored = asyncio.run(
             score_pairs(

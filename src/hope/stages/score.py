@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    from hope.models.factory import build_from_config, compose_config
+    from hope.models.factory import build_evaluator, compose_config
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", default="data/prepared/documents.jsonl")
@@ -226,13 +226,13 @@ def _main(argv: list[str] | None = None) -> int:
 
     params = read_params(args.params).get("hope", {})
     cfg = compose_config([*config_overrides(params), *args.overrides])
-    settings, llm, embedder = build_from_config(cfg)
+    evaluator = build_evaluator(cfg)
+    llm = evaluator.llm
     documents = read_jsonl(args.documents, "documents file")
     passages = read_jsonl(args.passages, "passages file")
     from hope.tracking.stage import record_score_stage, stage_trace_recorder
 
     llm.on_call = recorder = stage_trace_recorder(args.params)
-    evaluator = HopeEvaluator(llm, embedder, settings)
     out = Path(args.out_dir)
     with EvidenceStream(out / "evidence.jsonl") as stream:
         scored = asyncio.run(
