@@ -14,7 +14,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,12 @@ def _validate(document: str, passages: Sequence[str], passage_ids: Sequence[str]
 class HopeEvaluator:
     """Binds models and settings; ``aevaluate`` scores one (document, passages) pair.
 
+    Items (a focus passage's concept unity or semantic independence, a segment's information
+    preservation) start at most ``max_items`` at a time over every pair this evaluator scores
+    concurrently (default: twice the LLM's total concurrency, at least 16): the LLM's queue stays
+    full, and a run's memory follows that bound instead of the size of the documents in flight
+    (each started item holds its prompts and answers until it is done).
+
     With ``result_cache``, each finished pair's result is kept there (``hope.result_cache``) and
     an evaluation of the same pair with the same settings, models and code is read back instead
     of recomputed; its ``usage`` then says ``reused_result`` and counts no LLM work."""
@@ -68,12 +74,31 @@ class HopeEvaluator:
         settings: HopeSettings,
         *,
         result_cache: ResponseCache | None = None,
+        max_items: int | None = None,
     ):
         self.llm = llm
         self.embedder = embedder
         self.settings = settings
         self.result_cache = result_cache
         self.reused_results = 0
+        if max_items is None:
+            llm_settings = getattr(llm, "settings", None)
+            max_items = max(16, 2 * getattr(llm_settings, "total_concurrency", 8))
+        if max_items < 1:
+            raise ValueError(f"max_items must be at least 1, got {max_items}")
+        self.max_items = max_items
+        self._slots: tuple[int | None, asyncio.Semaphore | None] = (None, None)
+
+    async def _item(self, score: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        """``await score(*args)`` once one of the ``max_items`` slots of this event loop is free
+        (the coroutine is only created then, so a waiting item holds nothing)."""
+        loop_id = id(asyncio.get_running_loop())
+        if self._slots[0] != loop_id:
+            self._slots = (loop_id, asyncio.Semaphore(self.max_items))
+        slots = self._slots[1]
+        assert slots is not None
+        async with slots:
+            return await score(*args)
 
     async def aevaluate(
         self,
@@ -145,12 +170,16 @@ class HopeEvaluator:
         try:
             passage_vectors = await ctx.embed(passages)
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
-            cu_task = asyncio.gather(*(cu.score_passage(i, passages[i]) for i in focus))
+            item = self._item
+            cu_task = asyncio.gather(*(item(cu.score_passage, i, passages[i]) for i in focus))
             si_task = asyncio.gather(
-                *(si.score_passage(i, passages, passage_vectors, ids) for i in focus)
+                *(item(si.score_passage, i, passages, passage_vectors, ids) for i in focus)
             )
             ip_task = asyncio.gather(
-                *(ip.score_segment(document, s, passages, passage_vectors, ids) for s in segments)
+                *(
+                    item(ip.score_segment, document, s, passages, passage_vectors, ids)
+                    for s in segments
+                )
             )
             cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
         finally:
