@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import logging
 import math
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -247,7 +248,7 @@ class HopeEvaluator:
             information_preservation=inf,
             passages=passage_records,
             segments=ip_ev,
-            failures=ctx.failures,
+            failures=sorted(ctx.failures, key=_failure_order),
             counts=counts,
             usage=usage,
             prompts={name: p.to_dict() for name, p in sorted(ctx.prompts_used.items())},
@@ -275,6 +276,18 @@ def focus_indices(passages: Sequence[str], limit: int | None, seed: int) -> list
     digest = hashlib.sha256("\x1f".join(passages).encode("utf-8")).hexdigest()
     rng = np.random.default_rng(derive_seed(seed, "focus", digest))
     return sorted(int(i) for i in rng.choice(len(passages), size=limit, replace=False))
+
+
+def _failure_order(failure: Any) -> tuple:
+    """Metric, then item with its numbers compared as numbers ("passage 2" before "passage 10"):
+    items finish in an order that depends on timing; the evidence must not."""
+    parts = re.split(r"(\d+)", failure.item)
+    natural = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts)
+    return (
+        METRICS.index(failure.metric) if failure.metric in METRICS else len(METRICS),
+        natural,
+        failure.reason,
+    )
 
 
 def _count(records: list[dict[str, Any]]) -> MetricCount:

@@ -74,3 +74,23 @@ def test_default_bound_is_twice_the_llm_concurrency_with_a_floor(tracked):
 def test_bound_must_be_positive():
     with pytest.raises(ValueError, match="max_items"):
         evaluator(max_items=0)
+
+
+def test_failures_come_out_in_item_order_whatever_order_items_finish(monkeypatch):
+    async def failing_passage(self, index, *args):
+        await asyncio.sleep(0.001 * (20 - index))  # later passages finish first
+        self.ctx.fail("concept_unity", f"passage {index}", "invalid response")
+        return {"index": index, "score": None, "status": "failed"}
+
+    async def segment_score(self, *args):
+        return {"status": "ok", "correct": True}
+
+    async def passage_score(self, index, *args):
+        return {"index": index, "score": 0.5, "status": "ok"}
+
+    monkeypatch.setattr(ConceptUnity, "score_passage", failing_passage)
+    monkeypatch.setattr(SemanticIndependence, "score_passage", passage_score)
+    monkeypatch.setattr(InformationPreservation, "score_segment", segment_score)
+    result = evaluator().evaluate(DOC, PASSAGES)
+    items = [f.item for f in result.failures]
+    assert items == [f"passage {i}" for i in range(len(PASSAGES))]
