@@ -11,7 +11,7 @@ import numpy as np
 
 from hope.models.embeddings import Embedder
 from hope.models.llm import ChatLLM, LLMSettings
-from hope.testing import FakeTransport
+from hope.testing import FakeTransport, api_status_error, schema_responder
 
 
 class TableEmbedder(Embedder):
@@ -62,3 +62,18 @@ def make_llm(responder, *, cache=None, **settings) -> tuple[ChatLLM, FakeTranspo
         cache=cache,
     )
     return llm, transport
+
+
+def dies_after(served_ok: int) -> Callable[[dict[str, Any]], str]:
+    """A responder that answers ``served_ok`` requests, then fails every one with a 503 (a
+    server gone away: a transient fault, never cached)."""
+    served = 0
+
+    def respond(request: dict[str, Any]) -> str:
+        nonlocal served
+        served += 1
+        if served > served_ok:
+            raise api_status_error(503, "server went away")
+        return schema_responder(request)
+
+    return respond

@@ -12,9 +12,9 @@ from hope.evaluate import HopeEvaluator
 from hope.models.embeddings import HashingEmbedder
 from hope.result import Failure, HopeResult, MetricCount
 from hope.settings import load_profile
-from hope.testing import api_status_error, schema_responder
+from hope.testing import schema_responder
 
-from .fakes import make_llm
+from .fakes import dies_after, make_llm
 
 DOC = " ".join(f"Fact number {i} says that item {i} weighs {i * 3} grams." for i in range(12))
 PASSAGES = [DOC[i : i + 150] for i in range(0, len(DOC), 150)]
@@ -120,17 +120,8 @@ def test_each_input_of_the_result_changes_its_key(change, monkeypatch):
 
 
 def test_result_touched_by_a_transient_fault_is_not_kept(tmp_path):
-    served = 0
-
-    def dies_after_twenty(request):
-        nonlocal served
-        served += 1
-        if served > 20:
-            raise api_status_error(503, "server went away")
-        return schema_responder(request)
-
     path = tmp_path / "cache.sqlite"
-    broken_llm, _ = make_llm(dies_after_twenty, cache=ResponseCache(path), max_retries=0)
+    broken_llm, _ = make_llm(dies_after(20), cache=ResponseCache(path), max_retries=0)
     broken = evaluator(broken_llm, ResponseCache(path)).evaluate(DOC, PASSAGES)
     assert broken.failures
     assert broken.usage["llm"]["transient_failures"] > 0

@@ -4,9 +4,9 @@ from hope.cache import ResponseCache
 from hope.evaluate import HopeEvaluator
 from hope.models.embeddings import HashingEmbedder
 from hope.settings import load_profile
-from hope.testing import api_status_error, schema_responder
+from hope.testing import schema_responder
 
-from .fakes import make_llm
+from .fakes import dies_after, make_llm
 
 DOC = " ".join(f"Fact number {i} says that item {i} weighs {i * 3} grams." for i in range(12))
 PASSAGES = [DOC[i : i + 150] for i in range(0, len(DOC), 150)]
@@ -25,17 +25,8 @@ def test_interrupted_run_resumes_without_repeating_finished_calls(tmp_path):
     clean = score(clean_llm)
     total = len(clean_client.requests)
 
-    served = 0
-
-    def dies_after_twenty(request):
-        nonlocal served
-        served += 1
-        if served > 20:
-            raise api_status_error(503, "server went away")
-        return schema_responder(request)
-
     path = tmp_path / "cache.sqlite"
-    broken_llm, _ = make_llm(dies_after_twenty, cache=ResponseCache(path), max_retries=0)
+    broken_llm, _ = make_llm(dies_after(20), cache=ResponseCache(path), max_retries=0)
     broken = score(broken_llm)
     assert broken.failures  # the interrupted run knows it is incomplete
 
