@@ -77,14 +77,11 @@ def schema_instance(
     if kind == "string" and source:
         length = min(len(source), rng.randint(6, 14))
         start = rng.randrange(len(source) - length + 1)
-        text = " ".join(source[start : start + length])
-        text = text[: schema.get("maxLength", len(text))].strip() or source[0]
-        return text[0].upper() + text[1:].rstrip(".,;:") + "."
+        return _sentence(" ".join(source[start : start + length]), schema, source[0])
     if kind == "string":
         words = vocabulary or ["lorem", "ipsum", "dolor", "sit", "amet"]
         text = " ".join(rng.choice(words) for _ in range(rng.randint(5, 12)))
-        text = text[: schema.get("maxLength", len(text))].strip() or words[0]
-        return text.capitalize() + "."
+        return _sentence(text.capitalize(), schema, words[0])
     if kind == "boolean":
         return rng.random() < 0.7
     if kind == "integer":
@@ -109,6 +106,18 @@ def source_words(message: str) -> list[str]:
     longest = max(len(b) for b in blocks)
     text = " ".join(b for b in blocks if len(b) * 2 >= longest)
     return [w.strip('"') for w in text.split() if _WORD.search(w) and w.strip('"')]
+
+
+def _sentence(text: str, schema: dict[str, Any], fallback: str) -> str:
+    """``text`` as a sentence (capital, full stop) within the schema's ``maxLength``, full stop
+    included: a schema-valid answer (a cut run of the prompt ended one character over the limit,
+    and the answer failed validation as a model's would)."""
+    limit = schema.get("maxLength")
+    body = text.strip().rstrip(".,;:")
+    if limit is not None:
+        body = body[: max(1, limit - 1)].strip().rstrip(".,;:")
+    body = body or fallback[: max(1, (limit or 2) - 1)]
+    return body[0].upper() + body[1:] + "."
 
 
 def word_responder(request: dict[str, Any]) -> str:
