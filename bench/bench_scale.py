@@ -1,7 +1,8 @@
 """Scale benchmark: the paper profile over N mirror documents x 8 chunkers, simulated LLM server.
 
-For each size N (default 10, 30, 100) one cold run (fresh cache) and one warm rerun (same cache),
-each in its own child process so that its peak RSS is its own. Reported per size: LLM requests,
+For each size N (default 10, 30, 100) one cold run (fresh cache) and two warm reruns on its cache
+(answers only, then results reused), each in its own child process so that its peak RSS is its
+own. Reported per size: LLM requests,
 cold wall time against the bound requests x latency / concurrency, peak RSS, the response cache's
 size and lookup time, the evidence file's size, the warm rerun's time. Results:
 bench/results/scale.json (``make bench-scale``).
