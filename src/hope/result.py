@@ -53,6 +53,16 @@ class HopeResult:
         data = asdict(self)
         return _nan_to_none(data)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HopeResult:
+        """The result that ``to_dict`` wrote (undefined scores back to NaN)."""
+        fields = dict(data)
+        for name in ("hope", *METRICS):
+            fields[name] = math.nan if fields[name] is None else float(fields[name])
+        fields["failures"] = [Failure(**f) for f in fields["failures"]]
+        fields["counts"] = {name: MetricCount(**c) for name, c in fields["counts"].items()}
+        return cls(**fields)
+
     def to_json(self, **kwargs: Any) -> str:
         kwargs.setdefault("indent", 2)
         kwargs.setdefault("ensure_ascii", False)

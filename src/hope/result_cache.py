@@ -15,16 +15,14 @@ kept: its rerun asks again.
 from __future__ import annotations
 
 import hashlib
-import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from hope.cache import ResponseCache, content_key
-from hope.result import Failure, HopeResult, MetricCount
+from hope.result import HopeResult
 
 NAMESPACE = "result"
-SCORE_FIELDS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
 # What changes an answer of the LLM besides its identity (concurrency and time-outs do not).
 ANSWER_SETTINGS = ("max_tokens", "strict_schema", "send_seed", "extra_body", "max_retries")
 SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".txt", ".j2", ".json", ".jinja"}
@@ -73,19 +71,9 @@ def result_key(
     )
 
 
-def from_dict(data: dict[str, Any]) -> HopeResult:
-    """The HopeResult that ``HopeResult.to_dict`` wrote (undefined scores back to NaN)."""
-    fields = dict(data)
-    for name in SCORE_FIELDS:
-        fields[name] = math.nan if fields[name] is None else float(fields[name])
-    fields["failures"] = [Failure(**f) for f in fields["failures"]]
-    fields["counts"] = {name: MetricCount(**c) for name, c in fields["counts"].items()}
-    return HopeResult(**fields)
-
-
 def load(cache: ResponseCache, key: str) -> HopeResult | None:
     stored = cache.get_json(NAMESPACE, key)
-    return from_dict(stored) if stored is not None else None
+    return HopeResult.from_dict(stored) if stored is not None else None
 
 
 def store(cache: ResponseCache, key: str, result: HopeResult) -> bool:

@@ -65,7 +65,7 @@ def test_round_trip_restores_types_and_undefined_scores():
         models={"llm": "fake"},
         warnings=["information_preservation is undefined (NaN): no item could be scored"],
     )
-    back = result_cache.from_dict(result.to_dict())
+    back = HopeResult.from_dict(result.to_dict())
     assert math.isnan(back.hope) and math.isnan(back.information_preservation)
     assert back.concept_unity == 0.5
     assert back.failures == result.failures
