@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-transport bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
 
 setup: $(STAMP)
 
@@ -57,6 +57,10 @@ repro: setup
 
 bench: setup
 	$(BIN)/python bench/bench_engine.py
+
+# The client's CPU per request over httpx's and aiohttp's connection pools: bench/results/transport.json.
+bench-transport: setup
+	$(BIN)/python bench/bench_transport.py
 
 # The engine workload over 1-4 simulated servers (llm.base_url a list): bench/results/servers.json.
 bench-servers: setup

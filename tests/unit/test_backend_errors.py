@@ -373,3 +373,43 @@ def test_preflight_can_be_switched_off(files, monkeypatch):
     with SimulatedServer(latency_s=0.0) as server:
         code, _ = run_score(files, server.base_url)
         assert code == 0 and server.requests > 0 and server.preflights == 0
+
+
+@pytest.mark.parametrize("behaviour", ["silent", "hangs up"])
+def test_a_server_that_never_answers_is_a_timeout_and_one_that_hangs_up_a_connection_error(
+    behaviour,
+):
+    """Over the aiohttp transport: a silent server reads as a timeout, a dropped connection as a
+    connection error (the transport's own map would call the second a timeout too)."""
+    import asyncio
+
+    from hope.models.openai_client import LazyOpenAIClient
+
+    async def scenario() -> BaseException:
+        async def handle(reader, writer):
+            await reader.read(1)
+            if behaviour == "hangs up":
+                writer.close()
+            else:
+                await asyncio.sleep(5)
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        settings = LLMSettings(
+            model=MODEL, base_url=f"http://127.0.0.1:{port}/v1", max_retries=0, timeout_s=0.3
+        )
+        client = LazyOpenAIClient(settings)
+        try:
+            await client.client().models.list()
+        except Exception as exc:
+            return exc
+        finally:
+            await client.aclose()
+            server.close()
+        raise AssertionError("the request succeeded")
+
+    error = asyncio.run(scenario())
+    expected = openai.APITimeoutError if behaviour == "silent" else openai.APIConnectionError
+    assert type(error) is expected
+    # classify_error's policy: a timeout may pass, a connection that breaks stops the run.
+    assert classify_error(error) == ("transient" if behaviour == "silent" else "fatal")
