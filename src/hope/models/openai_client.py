@@ -328,8 +328,8 @@ class LazyOpenAIClient:
         """The openai client's HTTP client: httpx over aiohttp's connection pool.
 
         httpx's own pool scans every connection whenever a request starts or ends; at 64 requests
-        in flight that cost 1.8-2.4 ms of CPU per request against aiohttp's 1.3-1.4 ms
-        (``bench/bench_transport.py``). The openai client's retries, timeouts and typed errors
+        in flight the client spent a median 2.04 ms of CPU per request over it against 1.31 ms
+        over aiohttp (5 runs of 5,000 requests each, ``bench/results/transport.json``). The openai client's retries, timeouts and typed errors
         are the same over both. An injected ``transport`` (test doubles) keeps httpx's."""
         hooks = {"request": [_observe_attempt]}
         transport = self._transport if self._transport is not None else _aiohttp_transport()
