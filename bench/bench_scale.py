@@ -19,8 +19,10 @@ shuffle of which the first N are taken, so each size contains the smaller ones. 
 paper's six fixed-size and recursive setups, and two stand-ins for its semantic setups
 (``fixed_1000_o0``, ``recursive_1000``), because the semantic chunkers' sentence-transformer
 models take minutes per document on a CPU and the subject here is the LLM orchestration. The
-embedder is the lexical HashingEmbedder for the same reason. Evidence is written as pairs finish
-(``score_pairs(on_result=...)``), one JSON line per pair, never held for the whole run.
+embedder is the lexical HashingEmbedder for the same reason. Each document is chunked when its
+pairs' turn comes (``score_pair_stream`` reads the pairs as slots free) and the evidence is
+written as pairs finish (``on_result``), one JSON line per pair: neither the corpus's passages nor
+its evidence is held for the whole run.
 """
 
 from __future__ import annotations
@@ -146,11 +148,22 @@ def child(args: argparse.Namespace) -> None:
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
     from hope.models.factory import build_llm
     from hope.settings import load_profile
-    from hope.stages.chunk import chunk_documents
-    from hope.stages.score import score_pairs, score_row
+    from hope.stages.chunk import chunk_pair
+    from hope.stages.score import score_pair_stream, score_row
 
     documents = select(Path(args.documents), args.docs)
-    passages = chunk_documents(documents, chunkers())
+    chunker_list = chunkers()
+    # Each document is chunked when its pairs' turn comes: the run holds the passages of the
+    # pairs in flight, not the corpus's.
+    counted = {"passages": 0}
+
+    def pairs():
+        for document in documents:
+            for chunker in chunker_list:
+                records = chunk_pair(chunker, document)
+                counted["passages"] += len(records)
+                yield document, chunker.name, records
+
     cache = ResponseCache(args.cache)
     llm = build_llm(
         backend="openai",
@@ -175,10 +188,9 @@ def child(args: argparse.Namespace) -> None:
         sampler = RssSampler().start()
         started = time.perf_counter()
         rows = asyncio.run(
-            score_pairs(
+            score_pair_stream(
                 evaluator,
-                documents,
-                passages,
+                pairs(),
                 parallel_pairs=args.parallel_pairs,
                 progress=False,
                 on_result=write,
@@ -193,7 +205,7 @@ def child(args: argparse.Namespace) -> None:
             {
                 "wall_s": wall,
                 "pairs": len(rows),
-                "passages": len(passages),
+                "passages": counted["passages"],
                 "document_chars": sum(len(d["text"]) for d in documents),
                 "requests": usage["requests"],
                 "cache_hits": usage["cache_hits"],

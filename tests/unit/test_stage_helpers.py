@@ -121,6 +121,44 @@ def test_gather_bounded_propagates_the_first_error():
         asyncio.run(gather_bounded(work, [0, 1, 2, 3], limit=2, progress="test"))
 
 
+def test_gather_bounded_reads_a_generator_only_as_slots_free():
+    taken = 0
+    held = []  # items taken but not finished when each item is taken
+
+    def items():
+        nonlocal taken
+        for n in range(12):
+            taken += 1
+            held.append(taken - finished)
+            yield n
+
+    finished = 0
+
+    async def work(n: int) -> int:
+        nonlocal finished
+        await asyncio.sleep(0.001 * (n % 3))
+        finished += 1
+        return -n
+
+    assert asyncio.run(gather_bounded(work, items(), limit=3, total=12)) == [-n for n in range(12)]
+    assert max(held) == 3  # never more than the bound's worth of items built ahead
+
+
+def test_gather_bounded_cancels_the_rest_after_an_error():
+    started = []
+
+    async def work(n: int) -> int:
+        started.append(n)
+        if n == 0:
+            raise ValueError("item 0 failed")
+        await asyncio.sleep(0.01)
+        return n
+
+    with pytest.raises(ValueError, match="item 0 failed"):
+        asyncio.run(gather_bounded(work, iter(range(100)), limit=2))
+    assert len(started) < 10  # the generator was not drained after the failure
+
+
 def test_run_stage_writes_everything_or_nothing(tmp_path: Path, capsys):
     out = tmp_path / "out"
 

@@ -48,11 +48,15 @@ def chunk_documents(
         from tqdm import tqdm
 
         pairs = tqdm(pairs, desc="chunk", unit="pair", file=sys.stderr)
-    records: list[dict[str, Any]] = []
-    for chunker, doc in pairs:
-        for passage in chunker.chunk(doc["text"], doc["doc_id"]):
-            records.append({**passage.to_dict(), "domain": doc["domain"]})
-    return records
+    return [record for chunker, doc in pairs for record in chunk_pair(chunker, doc)]
+
+
+def chunk_pair(chunker: Chunker, document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The passage records (with the document's ``domain``) of one document by one chunker."""
+    return [
+        {**passage.to_dict(), "domain": document["domain"]}
+        for passage in chunker.chunk(document["text"], document["doc_id"])
+    ]
 
 
 def summarise(

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -60,34 +60,56 @@ async def score_pairs(
     progress: bool = True,
     on_result: Callable[[Mapping[str, Any], str, HopeResult], Any] | None = None,
 ) -> list[Any]:
-    """Score every pair; several pairs at once so the LLM's request queue never runs dry.
-
-    ``on_result(document, chunker, result)``, when given, is called as each pair finishes and
-    what it returns is kept instead of the pair's result: a caller that writes the evidence as it
-    comes (``bench/bench_scale.py``) keeps a row per pair, not every pair's full result."""
+    """Score every pair of ``passages`` (records of any number of pairs), sorted by pair; see
+    ``score_pair_stream``."""
     check_documents(documents)
     by_id = {d["doc_id"]: d for d in documents}
     pairs = group_passages(passages, set(by_id))
+    return await score_pair_stream(
+        evaluator,
+        ((by_id[doc_id], chunker, pairs[doc_id, chunker]) for doc_id, chunker in sorted(pairs)),
+        total=len(pairs),
+        parallel_pairs=parallel_pairs,
+        progress=progress,
+        on_result=on_result,
+    )
 
-    async def one(pair: tuple[str, str]) -> Scored:
-        doc_id, chunker = pair
-        records = pairs[pair]
+
+async def score_pair_stream(
+    evaluator: HopeEvaluator,
+    pairs: Iterable[tuple[Mapping[str, Any], str, Sequence[Mapping[str, Any]]]],
+    *,
+    total: int | None = None,
+    parallel_pairs: int = 4,
+    progress: bool = True,
+    on_result: Callable[[Mapping[str, Any], str, HopeResult], Any] | None = None,
+) -> list[Any]:
+    """Score each ``(document, chunker, passage records)``; several pairs at once so the LLM's
+    request queue never runs dry.
+
+    ``pairs`` is read as pairs finish, so a generator that chunks each document when its turn
+    comes keeps ``parallel_pairs`` pairs' passages in memory, not the corpus's
+    (``bench/bench_scale.py``). ``on_result(document, chunker, result)``, when given, is called
+    as each pair finishes and what it returns is kept instead of the pair's result: a caller
+    that writes the evidence as it comes keeps a row per pair, not every pair's full result."""
+
+    async def one(pair: tuple[Mapping[str, Any], str, Sequence[Mapping[str, Any]]]) -> Any:
+        document, chunker, records = pair
         result = await evaluator.aevaluate(
-            by_id[doc_id]["text"],
-            [r["text"] for r in records],
-            [r["passage_id"] for r in records],
+            document["text"], [r["text"] for r in records], [r["passage_id"] for r in records]
         )
         if on_result is not None:
-            return on_result(by_id[doc_id], chunker, result)
-        return by_id[doc_id], chunker, result
+            return on_result(document, chunker, result)
+        return document, chunker, result
 
     try:
         return await gather_bounded(
             one,
-            sorted(pairs),
+            pairs,
             limit=parallel_pairs,
             progress="hope: document x chunker" if progress else None,
             unit="pair",
+            total=total,
         )
     finally:
         await evaluator.llm.aclose()
