@@ -112,3 +112,40 @@ def test_tracking_none_writes_outputs_only(tmp_path: Path, documents_file: Path,
     rows = list(csv.DictReader((tmp_path / "job" / "scores.csv").open()))
     assert "bleu" not in rows[0]
     assert math.isclose(value, sum(float(r["concept_unity"]) for r in rows) / len(rows))
+
+
+@pytest.mark.slow
+def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
+    tmp_path: Path, documents_file: Path, sim_server
+):
+    """hope-run chunks each document when its pairs' turn comes; what it writes is what the chunk
+    and bleu stages give for the whole corpus at once, and the rows come sorted by pair."""
+    import json
+
+    from hope.io import jsonl_lines
+    from hope.pipeline.run import select_chunkers
+    from hope.stages.bleu import bleu_scores
+    from hope.stages.chunk import chunk_documents, passage_sizes, summarise
+
+    overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
+    overrides = [o for o in overrides if not o.startswith("tracking.")]
+    cfg = compose([*overrides, "tracking=none"])
+    out = tmp_path / "job"
+    run(cfg, output_dir=out)
+
+    documents = [json.loads(line) for line in documents_file.open(encoding="utf-8")]
+    chunkers = select_chunkers(cfg)
+    records = chunk_documents(documents, chunkers)
+    assert (out / "passages.jsonl").read_text(encoding="utf-8") == "".join(jsonl_lines(records))
+    assert json.loads((out / "chunks_summary.json").read_text()) == json.loads(
+        json.dumps(summarise(passage_sizes(records), chunkers))
+    )
+    rows = list(csv.DictReader((out / "scores.csv").open()))
+    assert [(r["doc_id"], r["chunker"]) for r in rows] == sorted(
+        (d["doc_id"], c.name) for d in documents for c in chunkers
+    )
+    expected = {
+        (b["doc_id"], b["chunker"]): b["bleu"]
+        for b in bleu_scores(documents, records, tokenize=cfg.bleu.tokenize, joiner=cfg.bleu.joiner)
+    }
+    assert {(r["doc_id"], r["chunker"]): float(r["bleu"]) for r in rows} == pytest.approx(expected)

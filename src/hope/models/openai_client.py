@@ -329,8 +329,9 @@ class LazyOpenAIClient:
 
         httpx's own pool scans every connection whenever a request starts or ends; at 64 requests
         in flight the client spent a median 2.04 ms of CPU per request over it against 1.31 ms
-        over aiohttp (5 runs of 5,000 requests each, ``bench/results/transport.json``). The openai client's retries, timeouts and typed errors
-        are the same over both. An injected ``transport`` (test doubles) keeps httpx's."""
+        over aiohttp (5 runs of 5,000 requests each, ``bench/results/transport.json``). The
+        openai client's retries, timeouts and typed errors are the same over both. An injected
+        ``transport`` (test doubles) keeps httpx's."""
         hooks = {"request": [_observe_attempt]}
         transport = self._transport if self._transport is not None else _aiohttp_transport()
         return openai.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks)

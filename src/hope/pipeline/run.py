@@ -25,7 +25,7 @@ import logging
 import math
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import jsonl_lines, write_atomic, write_json_atomic
+from hope.io import atomic_path, jsonl_lines, write_json_atomic
 from hope.pipeline.shards import (
     SHARD_FILE,
     ShardError,
@@ -45,7 +45,7 @@ from hope.pipeline.shards import (
 )
 from hope.records import check_documents
 from hope.stage_runner import read_records
-from hope.stages.chunk import chunk_documents
+from hope.stages.chunk import chunk_pair, passage_sizes
 from hope.stages.chunk import summarise as summarise_chunks
 
 log = logging.getLogger("hope.pipeline")
@@ -207,7 +207,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     from hope.stages.score import (
         SCORE_COLUMNS,
         EvidenceStream,
-        score_pairs,
+        score_pair_stream,
         score_row,
         summarise,
         write_score_outputs,
@@ -236,35 +236,62 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     timings["prepare"] = time.perf_counter() - mark
     log.info("%d documents (%s), chunkers %s", len(documents), origin, [c.name for c in chunkers])
 
-    mark = time.perf_counter()
-    passages = chunk_documents(documents, chunkers)
-    timings["chunk"] = time.perf_counter() - mark
-
-    mark = time.perf_counter()
+    # Each document is chunked when its pairs' turn comes, and its passages go to passages.jsonl
+    # (and through BLEU) at once: the run holds the passages of the pairs in flight, not the
+    # corpus's. The file is written in chunker-major order, as the chunk stage writes it.
     evaluator = build_evaluator(cfg)
     llm = evaluator.llm
     llm.on_call = recorder = trace_recorder(cfg)
-    with EvidenceStream(out / "evidence.jsonl") as stream:  # written as pairs finish
+    sizes: list[tuple[str, str, int]] = []
+    bleu: list[dict[str, Any]] = []
+    timings["chunk"] = 0.0
+    if cfg.bleu.enabled:
+        timings["bleu"] = 0.0
+
+    def pairs(passages_file: Any) -> Iterator[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
+        for chunker in chunkers:
+            for document in documents:
+                mark = time.perf_counter()
+                records = chunk_pair(chunker, document)
+                timings["chunk"] += time.perf_counter() - mark
+                passages_file.writelines(jsonl_lines(records))
+                sizes.extend(passage_sizes(records))
+                if cfg.bleu.enabled:
+                    mark = time.perf_counter()
+                    bleu.extend(
+                        bleu_scores(
+                            [document],
+                            records,
+                            tokenize=cfg.bleu.tokenize,
+                            joiner=cfg.bleu.joiner,
+                        )
+                    )
+                    timings["bleu"] += time.perf_counter() - mark
+                yield document, chunker.name, records
+
+    mark = time.perf_counter()
+    with (
+        atomic_path(out / "passages.jsonl") as passages_path,
+        passages_path.open("w", encoding="utf-8") as passages_file,
+        EvidenceStream(out / "evidence.jsonl") as stream,  # written as pairs finish
+    ):
         scored = asyncio.run(
-            score_pairs(
+            score_pair_stream(
                 evaluator,
-                documents,
-                passages,
+                pairs(passages_file),
+                total=len(documents) * len(chunkers),
                 parallel_pairs=int(cfg.scoring.parallel_pairs),
                 progress=bool(cfg.hope.progress),
                 on_result=stream,
             )
         )
-    timings["score"] = time.perf_counter() - mark
+    # The pairs in (doc_id, chunker) order, as the stage writes them.
+    scored.sort(key=lambda item: (item[0]["doc_id"], item[1]))
+    timings["score"] = time.perf_counter() - mark - timings["chunk"] - timings.get("bleu", 0.0)
     rows = [score_row(*item) for item in scored]
     columns = list(SCORE_COLUMNS)
     if cfg.bleu.enabled:
-        mark = time.perf_counter()
-        merge_bleu(
-            rows,
-            bleu_scores(documents, passages, tokenize=cfg.bleu.tokenize, joiner=cfg.bleu.joiner),
-        )
-        timings["bleu"] = time.perf_counter() - mark
+        merge_bleu(rows, bleu)
         columns.append("bleu")
     objective = objective_value(rows, str(cfg.objective))
 
@@ -293,9 +320,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     write_score_outputs(out, rows, summary)
     if shard.active:
         write_json_atomic(out / SHARD_FILE, summary["shard"])
-    write_json_atomic(out / "chunks_summary.json", summarise_chunks(passages, chunkers))
-    # The chunk table, the chunker runs' dataset (as data/chunks/passages.jsonl is in DVC).
-    write_atomic(out / "passages.jsonl", jsonl_lines(passages))
+    write_json_atomic(out / "chunks_summary.json", summarise_chunks(sizes, chunkers))
     traces = recorder.calls if recorder is not None else ()
     track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers, traces)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)

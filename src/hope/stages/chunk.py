@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +59,36 @@ def chunk_pair(chunker: Chunker, document: Mapping[str, Any]) -> list[dict[str, 
     ]
 
 
+def passage_sizes(records: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, str, int]]:
+    """``(chunker, doc_id, characters)`` of each passage record, what ``summarise`` reads."""
+    for record in records:
+        yield record["chunker"], record["doc_id"], len(record["text"])
+
+
 def summarise(
-    records: Sequence[Mapping[str, Any]], chunkers: Sequence[Chunker]
+    sizes: Iterable[tuple[str, str, int]], chunkers: Sequence[Chunker]
 ) -> dict[str, dict[str, Any]]:
-    summary: dict[str, dict[str, Any]] = {}
-    for chunker in chunkers:
-        lengths = [len(r["text"]) for r in records if r["chunker"] == chunker.name]
-        docs = {r["doc_id"] for r in records if r["chunker"] == chunker.name}
-        summary[chunker.name] = {
-            "documents": len(docs),
-            "passages": len(lengths),
-            "mean_chars": round(statistics.fmean(lengths), 2) if lengths else None,
-            "median_chars": statistics.median(lengths) if lengths else None,
+    """Per chunker: documents, passages, mean and median characters (``passage_sizes``)."""
+    lengths: dict[str, list[int]] = {chunker.name: [] for chunker in chunkers}
+    docs: dict[str, set[str]] = {chunker.name: set() for chunker in chunkers}
+    for chunker, doc_id, chars in sizes:
+        if chunker in lengths:
+            lengths[chunker].append(chars)
+            docs[chunker].add(doc_id)
+    return {
+        chunker.name: {
+            "documents": len(docs[chunker.name]),
+            "passages": len(lengths[chunker.name]),
+            "mean_chars": round(statistics.fmean(lengths[chunker.name]), 2)
+            if lengths[chunker.name]
+            else None,
+            "median_chars": statistics.median(lengths[chunker.name])
+            if lengths[chunker.name]
+            else None,
             "config": chunker.config,
         }
-    return summary
+        for chunker in chunkers
+    }
 
 
 def chunker_names_from_params(path: Path) -> list[str]:
@@ -110,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return runner.StageOutput(
             files={
                 args.out_dir / "passages.jsonl": jsonl_lines(records),
-                args.out_dir / "summary.json": json_text(summarise(records, chunkers)),
+                args.out_dir / "summary.json": json_text(
+                    summarise(passage_sizes(records), chunkers)
+                ),
             },
             message=f"{len(records)} passages from {len(documents)} documents x "
             f"{len(chunkers)} chunkers -> {args.out_dir}",
