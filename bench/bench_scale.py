@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_engine import simulated_server
+from records import git_state
 
 REPO = Path(__file__).resolve().parent.parent
 PAPER_CHUNKERS = [
@@ -345,12 +346,10 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
 
 
 def git_commit() -> dict[str, Any]:
-    def git(*a: str) -> str:
-        return subprocess.run(
-            ["git", *a], cwd=REPO, capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    """The commit measured; ``dirty`` ignores bench/results/, which this benchmark itself writes
+    after each size (``records.git_state``)."""
+    state = git_state(REPO)
+    return {"commit": state["commit"], "dirty": state["dirty"]}
 
 
 def main() -> None:
