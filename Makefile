@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-transport bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
 
 setup: $(STAMP)
 
@@ -73,6 +73,10 @@ bench-servers: setup
 BENCH_SCALE_ARGS ?= --sizes 10 30 100
 bench-scale: setup
 	nice -n 10 $(BIN)/python bench/bench_scale.py $(BENCH_SCALE_ARGS)
+
+# CPU seconds of each of the scale benchmark's chunkers over its 100 documents: bench/results/chunking.json.
+bench-chunking: setup
+	$(BIN)/python bench/bench_chunking.py
 
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup
