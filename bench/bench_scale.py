@@ -144,6 +144,7 @@ def child(args: argparse.Namespace) -> None:
     import asyncio
 
     from hope.cache import ResponseCache
+    from hope.chunk_cache import cached_chunks
     from hope.evaluate import HopeEvaluator
     from hope.io import atomic_path
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
@@ -161,7 +162,13 @@ def child(args: argparse.Namespace) -> None:
     def pairs():
         for document in documents:
             for chunker in chunker_list:
-                records = chunk_pair(chunker, document)
+                # Read back from the cache in a warm rerun with results reused, as hope-run does.
+                records = cached_chunks(
+                    evaluator.result_cache,
+                    chunker.config,
+                    document,
+                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+                )
                 counted["passages"] += len(records)
                 yield document, chunker.name, records
 

@@ -149,3 +149,27 @@ def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
         for b in bleu_scores(documents, records, tokenize=cfg.bleu.tokenize, joiner=cfg.bleu.joiner)
     }
     assert {(r["doc_id"], r["chunker"]): float(r["bleu"]) for r in rows} == pytest.approx(expected)
+
+
+@pytest.mark.slow
+def test_a_rerun_reads_its_chunks_from_the_cache(
+    tmp_path: Path, documents_file: Path, sim_server, monkeypatch
+):
+    import sys
+
+    job = sys.modules["hope.pipeline.run"]  # the package exports run() under the same name
+    overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
+    overrides = [o for o in overrides if not o.startswith("tracking.")]
+    cfg = compose([*overrides, "tracking=none"])
+    run(cfg, output_dir=tmp_path / "cold")
+
+    def no_chunking(*args, **kwargs):
+        raise AssertionError("chunked again")
+
+    monkeypatch.setattr(job, "chunk_pair", no_chunking)
+    run(cfg, output_dir=tmp_path / "warm")
+    for name in ("passages.jsonl", "scores.csv", "chunks_summary.json"):
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes()
+    off = compose([*overrides, "tracking=none", "cache.reuse_results=false"])
+    with pytest.raises(AssertionError, match="chunked again"):
+        run(off, output_dir=tmp_path / "off")

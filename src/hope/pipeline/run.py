@@ -31,6 +31,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from hope.chunk_cache import cached_chunks
 from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
@@ -252,7 +253,12 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         for chunker in chunkers:
             for document in documents:
                 mark = time.perf_counter()
-                records = chunk_pair(chunker, document)
+                records = cached_chunks(
+                    evaluator.result_cache,
+                    chunker.config,
+                    document,
+                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+                )
                 timings["chunk"] += time.perf_counter() - mark
                 passages_file.writelines(jsonl_lines(records))
                 sizes.extend(passage_sizes(records))
