@@ -1,7 +1,7 @@
 """Each document's chunks kept in the response cache, so a rerun does not chunk again.
 
 With its results reused (``hope.result_cache``), a warm rerun of ``hope-run`` is mostly chunking:
-18 s of CPU for the scale benchmark's 100 documents with LangChain's fixed-size splitter
+17.7 s of CPU for the scale benchmark's 100 documents with LangChain's fixed-size splitter
 (``bench/results/chunking.json``), minutes per document with a sentence-transformer chunker on a
 CPU. The key holds the chunker's config, the document's id, domain and text (hash), and the
 package's code fingerprint, so a change of chunker setting or code chunks afresh. The model files
