@@ -208,8 +208,10 @@ class LazyOpenAIClient:
         self._clients: dict[tuple[int, str | None], openai.AsyncOpenAI] = {}
         # Clients of finished event loops stay referenced: openai's finaliser would schedule their
         # aclose() on whatever loop runs at collection time, which fails with "Event loop is
-        # closed" and prints a stray traceback. At interpreter exit the finaliser does nothing.
+        # closed" and prints a stray traceback. Each client is closed on its own loop instead, as
+        # that loop shuts down (``_close_with_loop``).
         self._retired: list[openai.AsyncOpenAI] = []
+        self._closers: list[Any] = []
         self._base_url: str | None = None if callable(self._endpoint) else self._endpoint
         if self.pool is not None:
             self._base_url = "[" + ", ".join(server.url for server in self.pool.servers) + "]"
@@ -322,7 +324,26 @@ class LazyOpenAIClient:
             stale = [key for key in self._clients if key[0] != loop_id]
             self._retired.extend(self._clients.pop(key) for key in stale)
             self._clients[(loop_id, url)] = client
+            self._close_with_loop(client)
         return client
+
+    def _close_with_loop(self, client: openai.AsyncOpenAI) -> None:
+        """Close ``client`` on the running loop when that loop shuts down.
+
+        ``asyncio.run`` closes the async generators its loop started before closing the loop, so a
+        generator parked at its ``yield`` closes the client there; otherwise aiohttp's session is
+        collected unclosed and prints "Unclosed client session" when the process exits.
+        """
+
+        async def closer() -> Any:
+            try:
+                yield
+            finally:
+                await client.close()
+
+        generator = closer()
+        self._closers.append(generator)  # the loop holds its generators weakly
+        asyncio.get_running_loop().create_task(anext(generator), context=Context())
 
     def _http_client(self) -> Any:
         """The openai client's HTTP client: httpx over aiohttp's connection pool.
