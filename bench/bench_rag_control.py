@@ -13,8 +13,11 @@ code as the ragas stage: hope.rag.scoring) under two retrievals:
 A judge that reads the contexts must score ``reference`` higher. Recorded: per question both
 values and their errors, the mean of each condition and of the paired difference with 95 %
 bootstrap intervals over questions, wins/ties/losses, the judge's requests and wall time. The
-section is merged into bench/results/validity.json under ``rag_context_recall_control`` (the rest
-of that file is left as it is).
+same is recorded under ``judge_free`` for the reference-span recall (hope.rag.span_recall: the
+share of the reference answer's characters inside the contexts, located in their documents), the
+ground truth the judged indicator is checked against. The section is merged into
+bench/results/validity.json under ``rag_context_recall_control`` (the rest of that file is left
+as it is).
 
     python bench/bench_rag_control.py
 """
@@ -35,7 +38,7 @@ from typing import Any
 from bench_questions import rag_config
 from hope.io import read_jsonl, write_json_atomic
 from hope.models.factory import open_cache
-from hope.rag import gates
+from hope.rag import gates, span_recall
 from hope.rag.questions import excerpt_windows
 from hope.rag.scoring import build_metrics, score_item
 from hope.result import _nan_to_none
@@ -44,6 +47,7 @@ from hope.validity.stats import mean_with_ci
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "rag_context_recall_control"
+INDICATORS = ("context_recall", span_recall.NAME)
 
 
 def git_commit() -> str:
@@ -69,6 +73,34 @@ def negative_contexts(question: dict[str, Any], text: str, context_chars: int) -
     )
     count = max(1, len(question["reference_contexts"]))
     return [w for _, w in ranked[:count]]
+
+
+def located(
+    doc_id: str, text: str, contexts: list[str]
+) -> list[tuple[str, int | None, int | None]]:
+    """``(doc_id, start, end)`` of each context in its document's text (None where not found)."""
+    spans: list[tuple[str, int | None, int | None]] = []
+    for context in contexts:
+        start = text.find(context)
+        spans.append((doc_id, None, None) if start < 0 else (doc_id, start, start + len(context)))
+    return spans
+
+
+def paired(rows: list[dict[str, Any]], name: str, seed: int) -> dict[str, Any]:
+    """Means of both conditions and of their paired difference for one indicator."""
+    ref, other = f"reference:{name}", f"other_document:{name}"
+    both = [r for r in rows if not (math.isnan(r[ref]) or math.isnan(r[other]))]
+    diffs = [r[ref] - r[other] for r in both]
+    return {
+        "reference": mean_with_ci([r[ref] for r in rows], seed=seed),
+        "other_document": mean_with_ci([r[other] for r in rows], seed=seed),
+        "paired_difference": mean_with_ci(diffs, seed=seed),
+        "wins": sum(d > 0 for d in diffs),
+        "ties": sum(d == 0 for d in diffs),
+        "losses": sum(d < 0 for d in diffs),
+        "undefined": len(rows) - len(both),
+        "reference_higher": bool(diffs) and sum(diffs) > 0,
+    }
 
 
 def main() -> int:
@@ -98,7 +130,10 @@ def main() -> int:
     for q in questions:
         other = pairing[q["doc_id"]]
         negatives = negative_contexts(q, documents[other]["text"], config.questions.context_chars)
-        conditions = {"reference": q["reference_contexts"], "other_document": negatives}
+        conditions = {
+            "reference": (q["reference_contexts"], q["doc_id"]),
+            "other_document": (negatives, other),
+        }
         items.append((q, other, conditions))
 
     async def score_all() -> list[dict[str, Any]]:
@@ -110,24 +145,24 @@ def main() -> int:
                 "generator": q["generator"],
                 "other_doc_id": other,
             }
-            for name, contexts in conditions.items():
+            for name, (contexts, doc_id) in conditions.items():
                 item = {"question_id": q["question_id"], "chunker": name, "answer": None}
+                spans = located(doc_id, documents[doc_id]["text"], contexts)
                 scored = await score_item(
-                    {**item, "retrieved_contexts": contexts},
+                    {**item, "retrieved_contexts": contexts, "retrieved_spans": spans},
                     q,
                     metrics,
                     timeout_s=config.ragas.timeout_s,
                 )
-                row[name] = scored["context_recall"]
-                row[f"{name}_error"] = scored["context_recall_error"]
+                for indicator in INDICATORS:
+                    row[f"{name}:{indicator}"] = scored[indicator]
+                    row[f"{name}:{indicator}_error"] = scored[f"{indicator}_error"]
             rows.append(row)
         return rows
 
     started = time.perf_counter()
     rows = asyncio.run(score_all())
     wall = time.perf_counter() - started
-    both = [r for r in rows if not (math.isnan(r["reference"]) or math.isnan(r["other_document"]))]
-    diffs = [r["reference"] - r["other_document"] for r in both]
     section = {
         "what": (
             "ragas context recall when retrieval returns the reference context vs passages of "
@@ -135,7 +170,7 @@ def main() -> int:
         ),
         "commit": git_commit(),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "questions": str(args.questions.relative_to(REPO)),
+        "questions": shown(args.questions),
         "n_questions": len(rows),
         "judge": endpoint.identity,
         "ragas_settings": {
@@ -143,14 +178,13 @@ def main() -> int:
         },
         "negatives": "seeded derangement of documents; the windows of the other document "
         "sharing the most content words with the question",
-        "reference": mean_with_ci([r["reference"] for r in rows], seed=config.seed),
-        "other_document": mean_with_ci([r["other_document"] for r in rows], seed=config.seed),
-        "paired_difference": mean_with_ci(diffs, seed=config.seed),
-        "wins": sum(d > 0 for d in diffs),
-        "ties": sum(d == 0 for d in diffs),
-        "losses": sum(d < 0 for d in diffs),
-        "undefined": len(rows) - len(both),
-        "reference_higher": bool(diffs) and sum(diffs) > 0,
+        **paired(rows, "context_recall", config.seed),
+        "judge_free": {
+            "indicator": span_recall.NAME,
+            "what": "share of the reference answer's characters inside the contexts (located in "
+            "their documents); no judge",
+            **paired(rows, span_recall.NAME, config.seed),
+        },
         "per_question": rows,
         "judge_usage": caching.usage(),
         "wall_time_s": round(wall, 1),
@@ -160,12 +194,20 @@ def main() -> int:
     report = read_json(args.out)
     report[KEY] = _nan_to_none(section)
     write_json_atomic(args.out, report)
-    print(
-        f"context recall: reference {section['reference']['mean']:.3f}, other document "
-        f"{section['other_document']['mean']:.3f}; wins/ties/losses {section['wins']}/"
-        f"{section['ties']}/{section['losses']} -> {args.out} [{KEY}]"
-    )
+    for label, part in (("context recall", section), (span_recall.NAME, section["judge_free"])):
+        print(
+            f"{label}: reference {part['reference']['mean']:.3f}, other document "
+            f"{part['other_document']['mean']:.3f}; wins/ties/losses {part['wins']}/"
+            f"{part['ties']}/{part['losses']}"
+        )
+    print(f"-> {args.out} [{KEY}]")
     return 0
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it, else as given."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -413,3 +413,26 @@ def test_a_server_that_never_answers_is_a_timeout_and_one_that_hangs_up_a_connec
     assert type(error) is expected
     # classify_error's policy: a timeout may pass, a connection that breaks stops the run.
     assert classify_error(error) == ("transient" if behaviour == "silent" else "fatal")
+
+
+def test_each_loops_client_is_closed_when_its_loop_shuts_down():
+    """Without it aiohttp's sessions are collected open and the process prints "Unclosed client
+    session" as it exits."""
+    import asyncio
+
+    from hope.models.openai_client import LazyOpenAIClient
+
+    with SimulatedServer(latency_s=0.0) as server:
+        client = LazyOpenAIClient(LLMSettings(model=MODEL, base_url=server.base_url))
+
+        async def one_request() -> openai.AsyncOpenAI:
+            used = client.client()
+            with pytest.raises(openai.NotFoundError):  # the server has no /models: a round trip
+                await used.models.list()
+            assert not used.is_closed()
+            return used
+
+        first = asyncio.run(one_request())
+        assert first.is_closed()
+        second = asyncio.run(one_request())  # a new loop gets a new, open client, closed in turn
+        assert second is not first and second.is_closed()

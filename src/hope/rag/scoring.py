@@ -1,5 +1,6 @@
 """The four RAGAS indicators of section 4.2 per (question, chunker), and their aggregation per
-(document, chunker).
+(document, chunker). Beside them, where an item carries its retrieved passages' character spans,
+the judge-free reference-span recall (hope.rag.span_recall; beyond the paper).
 
 A score ragas cannot produce (parse failure, exception, timeout, NaN, a value outside the metric's
 range) is NaN with its reason, never 0, and is counted per metric and chunker. One bad item never
@@ -21,6 +22,7 @@ from typing import Any
 
 from hope.concurrency import gather_bounded
 from hope.models.openai_client import backend_error_in
+from hope.rag import span_recall
 from hope.rag.config import METRIC_NAMES, RagasConfig
 
 # What each indicator needs, in ragas' argument names.
@@ -147,6 +149,10 @@ async def score_item(
             value, reason = await score_metric(metric, {k: available[k] for k in needs}, timeout_s)
         row[name] = value
         row[f"{name}_error"] = reason
+    if "retrieved_spans" in item:
+        value, reason = span_recall.score(question, item["retrieved_spans"])
+        row[span_recall.NAME] = value
+        row[f"{span_recall.NAME}_error"] = reason
     return row
 
 
@@ -173,7 +179,7 @@ async def score_all(
 
 
 def metric_names_of(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [m for m in METRIC_NAMES if any(m in row for row in rows)]
+    return [m for m in (*METRIC_NAMES, span_recall.NAME) if any(m in row for row in rows)]
 
 
 def aggregate(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""DVC stage ``ragas``: the four RAGAS indicators of section 4.2 for every (question, chunker).
+"""DVC stage ``ragas``: the four RAGAS indicators of section 4.2 for every (question, chunker), and
+beside them the judge-free reference-span recall (hope.rag.span_recall, beyond the paper).
 
 Reads the questions, the answers and the passages (for the texts of the retrieved ids) and writes
 to ``data/ragas/``:
@@ -37,8 +38,10 @@ DEFAULT_OUT_DIR = Path("data/ragas")
 def attach_contexts(
     answers: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Answer records with the texts of their retrieved passages (``retrieved_contexts``)."""
+    """Answer records with the texts of their retrieved passages (``retrieved_contexts``) and
+    their ``(doc_id, start, end)`` (``retrieved_spans``, offsets None where a chunker gave none)."""
     texts = {p["passage_id"]: p["text"] for p in passages}
+    spans = {p["passage_id"]: (p["doc_id"], p.get("start"), p.get("end")) for p in passages}
     items = []
     for answer in answers:
         ids = answer.get("retrieved_passage_ids")
@@ -50,7 +53,13 @@ def attach_contexts(
                 f"answer {answer['question_id']!r} ({answer['chunker']}) retrieved unknown "
                 f"passage(s) {unknown[:3]}"
             )
-        items.append({**answer, "retrieved_contexts": [texts[i] for i in ids]})
+        items.append(
+            {
+                **answer,
+                "retrieved_contexts": [texts[i] for i in ids],
+                "retrieved_spans": [spans[i] for i in ids],
+            }
+        )
     return items
 
 
