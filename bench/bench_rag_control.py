@@ -37,6 +37,7 @@ from typing import Any
 
 from bench_questions import rag_config
 from hope.io import read_jsonl, write_json_atomic
+from hope.labelled.data import ChunkPassage, locate_passages
 from hope.models.factory import open_cache
 from hope.rag import gates, span_recall
 from hope.rag.questions import excerpt_windows
@@ -78,12 +79,12 @@ def negative_contexts(question: dict[str, Any], text: str, context_chars: int) -
 def located(
     doc_id: str, text: str, contexts: list[str]
 ) -> list[tuple[str, int | None, int | None]]:
-    """``(doc_id, start, end)`` of each context in its document's text (None where not found)."""
-    spans: list[tuple[str, int | None, int | None]] = []
-    for context in contexts:
-        start = text.find(context)
-        spans.append((doc_id, None, None) if start < 0 else (doc_id, start, start + len(context)))
-    return spans
+    """``(doc_id, start, end)`` of each context in its document (hope.labelled's locator); no
+    offsets for any of them if one cannot be placed, so the span recall is NaN with its reason."""
+    spans, _why_not = locate_passages(text, [ChunkPassage(text=c) for c in contexts])
+    if spans is None:
+        return [(doc_id, None, None) for _ in contexts]
+    return [(doc_id, start, end) for start, end in spans]
 
 
 def paired(rows: list[dict[str, Any]], name: str, seed: int) -> dict[str, Any]:

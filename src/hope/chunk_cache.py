@@ -10,25 +10,23 @@ behind a semantic chunker's model name are not in the key.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from hope.cache import ResponseCache, content_key
-from hope.result_cache import code_fingerprint
+from hope.result_cache import code_fingerprint, text_sha256
 
 NAMESPACE = "chunks"
 Records = list[dict[str, Any]]
 
 
 def chunks_key(chunker_config: Mapping[str, Any], document: Mapping[str, Any]) -> str:
-    text = hashlib.sha256(document["text"].encode("utf-8")).hexdigest()
     return content_key(
         {
             "chunker": dict(chunker_config),
             "doc_id": document["doc_id"],
             "domain": document.get("domain"),
-            "text_sha256": text,
+            "text_sha256": text_sha256(document["text"]),
             "code": code_fingerprint(),
         }
     )

@@ -40,7 +40,8 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _sha(text: str) -> str:
+def text_sha256(text: str) -> str:
+    """Hex SHA-256 of ``text`` in UTF-8: how the caches name a text in their keys."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -60,8 +61,8 @@ def result_key(
     return content_key(
         {
             "code": code_fingerprint(),
-            "document": _sha(document),
-            "passages": [_sha(p) for p in passages],
+            "document": text_sha256(document),
+            "passages": [text_sha256(p) for p in passages],
             "passage_ids": list(passage_ids),
             "settings": {k: v for k, v in settings.items() if k != "progress"},
             "llm": getattr(llm, "identity", type(llm).__name__),
