@@ -79,6 +79,21 @@ class InformationPreservationSettings(_Settings):
         description="beyond the paper: ask the choice again with the options in reverse order and "
         "count a segment right only if both answers are right",
     )
+    judgement: Literal["choice", "support"] = Field(
+        default="choice",
+        description="choice: one pick among the four options (eq. 9); support (beyond the paper): "
+        "each statement judged alone against the passages, a segment right when the true one is "
+        "supported and no false one is",
+    )
+
+    @model_validator(mode="after")
+    def _debiasing_needs_a_choice(self) -> InformationPreservationSettings:
+        if self.position_debiasing and self.judgement != "choice":
+            raise ValueError(
+                "position_debiasing reorders the options of a choice; judgement "
+                f"{self.judgement!r} judges each statement alone and has no order to debias"
+            )
+        return self
 
 
 class AggregationSettings(_Settings):

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from hope.metrics import scoring
 from hope.metrics.information_preservation import Quadruple
 from hope.prompts.schemas import AnswerResponse, QuadrupleResponse, statements_model
-from hope.settings import load_profile
+from hope.settings import ConfigError, load_profile
 
-from .fakes import user_text
+from .fakes import prompt_of, user_text
 from .test_metrics import HANDLERS, LETTER, focus_of, paper, run
 
 
@@ -217,3 +217,73 @@ def test_robust_profile_holds_only_measures_the_benchmark_kept():
     assert robust_settings.pop("profile") == "robust"
     paper_settings.pop("profile")
     assert robust_settings == paper_settings
+
+
+# --- judgement: support (each statement judged alone) -------------------------------------------
+
+
+def support_requests(client):
+    return [r for r in client.requests if prompt_of(r) == "statement_support"]
+
+
+def statement_of(request):
+    return next(
+        line.removeprefix("Statement: ")
+        for line in user_text(request).splitlines()
+        if line.startswith("Statement: ")
+    )
+
+
+def supports_true_only(request):
+    return {"verdict": "yes" if statement_of(request).startswith("T") else "no"}
+
+
+def supports_everything(request):
+    return {"verdict": "yes"}
+
+
+def judged_alone(**changes):
+    settings = paper(**changes)
+    settings.information_preservation.judgement = "support"
+    return settings
+
+
+def test_support_counts_a_segment_when_only_its_true_statement_is_supported():
+    result, client = run(judged_alone(), {**HANDLERS, "statement_support": supports_true_only})
+    assert result.information_preservation == 1.0
+    # 2 segments x 4 statements, each asked alone; no truth choice at all
+    assert len(support_requests(client)) == 8
+    assert not choice_requests(client)
+    for record in result.segments:
+        (judged,) = record["choices"]
+        supported = [k for k, v in judged["verdicts"].items() if v == "yes"]
+        assert supported == [record["answer_key"]]
+        assert judged["options"][record["answer_key"]] == record["true_statement"]
+        assert judged["correct"] and record["correct"]
+
+
+def test_support_scores_a_judge_that_supports_everything_zero():
+    # A yes-sayer supports the false statements too: no segment counts (a favourite letter in a
+    # choice would still score the share of keys that happen to be that letter).
+    result, _ = run(judged_alone(), {**HANDLERS, "statement_support": supports_everything})
+    assert result.information_preservation == 0.0
+    assert all(set(r["choices"][0]["verdicts"].values()) == {"yes"} for r in result.segments)
+
+
+def test_support_counts_nothing_when_the_true_statement_is_not_supported():
+    result, _ = run(judged_alone(), {**HANDLERS, "statement_support": lambda r: {"verdict": "no"}})
+    assert result.information_preservation == 0.0
+
+
+def test_support_plans_four_requests_a_segment_and_refuses_position_debiasing():
+    from hope.metrics.information_preservation import planned_requests
+
+    planned = planned_requests(judged_alone(), focus=1, passages=4, segments=5)
+    assert [(r.kind, r.count) for r in planned] == [
+        ("quadruple_generation", 5),
+        ("statement_support", 20),
+    ]
+    with pytest.raises(ConfigError, match="position_debiasing"):
+        load_profile(
+            "paper", information_preservation={"judgement": "support", "position_debiasing": True}
+        )

@@ -8,8 +8,12 @@ Metric card.
   if a = s_t else 0.
 - Segment sampling and quadruples depend only on the document, so every chunker of the same
   document is tested on the same facts.
-- With ``position_debiasing`` (robust profile, beyond the paper) the choice is asked again with
-  the options in reverse order, and a segment counts only if both answers are right.
+- With ``position_debiasing`` (beyond the paper) the choice is asked again with the options in
+  reverse order, and a segment counts only if both answers are right.
+- With ``judgement: support`` (beyond the paper) each of the four statements is judged alone
+  against P_st (supported or not), and a segment counts when the true statement is supported and
+  no false one is. Without context nothing is supported, so a quadruple whose false statements
+  a reader can reject unseen (absolutes) does not give its answer away.
 
 Eq. 9: three of four true statements picked:
 
@@ -45,7 +49,7 @@ from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
 from hope.metrics.requests import PlannedRequest
 from hope.models.llm import LLMCallError
-from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse
+from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse, SupportResponse
 from hope.settings import HopeSettings
 from hope.text import split_sentences
 
@@ -163,9 +167,12 @@ class InformationPreservation:
         )
 
     async def judge(self, quad: Quadruple, context: list[str]) -> list[dict[str, Any]]:
-        """LLM(s, context) -> a: one choice per option order (two with position debiasing)."""
-        orders = (False, True) if self.cfg.position_debiasing else (False,)
+        """LLM(s, context) -> a: one choice per option order (two with position debiasing), or
+        under ``judgement: support`` one verdict per statement."""
         rendered = format_passages(context) if context else "(no passages)"
+        if self.cfg.judgement == "support":
+            return [await self.support(quad, rendered)]
+        orders = (False, True) if self.cfg.position_debiasing else (False,)
         choices = []
         for reverse in orders:
             options = quad.options(reverse)
@@ -189,6 +196,34 @@ class InformationPreservation:
                 }
             )
         return choices
+
+    async def support(self, quad: Quadruple, rendered_context: str) -> dict[str, Any]:
+        """Beyond the paper: each option judged alone against the context. Right when the true
+        statement is supported and no false one is; with no context a judge that reads it
+        supports nothing, so a quadruple cannot give its answer away as it can in a choice."""
+        options = quad.options()
+        verdicts = {}
+        for letter, statement in options.items():
+            answer = await self.ctx.ask(
+                self.ctx.prompt("statement_support"),
+                SupportResponse,
+                temperature=self.cfg.choice_temperature,
+                seed=self.ctx.seed(NAME, "support", *quad.identity, letter),
+                retry_temperatures=self.cfg.choice_retry_temperatures or None,
+                context=rendered_context,
+                statement=statement,
+            )
+            verdicts[letter] = answer.value.verdict
+        key = quad.answer_key()
+        supported = sorted(k for k, v in verdicts.items() if v == "yes")
+        return {
+            "order": "seeded",
+            "options": options,
+            "answer_key": key,
+            "verdicts": verdicts,
+            "choice": None,
+            "correct": supported == [key],
+        }
 
     async def score_segment(
         self,
@@ -268,11 +303,22 @@ def planned_requests(
     settings: HopeSettings, *, focus: int, passages: int, segments: int
 ) -> list[PlannedRequest]:
     """A quadruple per segment (the same for every chunking), then a choice among its four
-    (asked twice, in two option orders, under ``position_debiasing``)."""
+    (asked twice, in two option orders, under ``position_debiasing``), or four verdicts under
+    ``judgement: support``."""
     cfg = settings.information_preservation
     n, retrieved = segments, min(cfg.top_k, passages)
+    quadruples = PlannedRequest(
+        "quadruple_generation", QuadrupleResponse, n, segments=1, per_document=True
+    )
+    if cfg.judgement == "support":
+        return [
+            quadruples,
+            PlannedRequest(
+                "statement_support", SupportResponse, 4 * n, passages=retrieved, statements=1
+            ),
+        ]
     choices = n * (2 if cfg.position_debiasing else 1)
     return [
-        PlannedRequest("quadruple_generation", QuadrupleResponse, n, segments=1, per_document=True),
+        quadruples,
         PlannedRequest("truth_choice", ChoiceResponse, choices, passages=retrieved, statements=4),
     ]

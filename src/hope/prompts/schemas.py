@@ -60,6 +60,10 @@ class ChoiceResponse(_Strict):
     choice: Literal["A", "B", "C", "D"]
 
 
+class SupportResponse(_Strict):
+    verdict: Literal["yes", "no"]
+
+
 class QAPair(_Strict):
     question: Statement
     answer: Answer
