@@ -237,24 +237,28 @@ def git_commit() -> str:
     return state["commit"] + ("-dirty" if state["dirty"] else "")
 
 
+def build_ladders(docs: list[dict[str, Any]], seed: int) -> list[dict[str, list[str]]]:
+    """Each document's quality ladder; its foreign passages come from the next document in the
+    list, which the interleaving by domain makes another domain's."""
+    recursive = load_chunker("recursive_500", REPO / "conf" / "chunker")
+    return [
+        build_ladder(
+            doc["text"],
+            docs[(i + 1) % len(docs)]["text"],
+            recursive=lambda t, d=doc: [p.text for p in recursive.chunk(t, d["doc_id"])],
+            seed=seed,
+        )
+        for i, doc in enumerate(docs)
+    ]
+
+
 async def run(args: argparse.Namespace, overrides: list[str]) -> None:
     args.commit = git_commit()  # the code measured: later commits must not relabel this run
     with tempfile.TemporaryDirectory(prefix="hope-validity-") as scratch:
         docs = load_documents(
             args.domains, args.per_domain, args.max_chars, args.seed, Path(scratch)
         )
-    recursive = load_chunker("recursive_500", REPO / "conf" / "chunker")
-    ladders = []
-    for i, doc in enumerate(docs):
-        foreign = docs[(i + 1) % len(docs)]  # interleaved: the next document is another domain's
-        ladders.append(
-            build_ladder(
-                doc["text"],
-                foreign["text"],
-                recursive=lambda t, d=doc: [p.text for p in recursive.chunk(t, d["doc_id"])],
-                seed=args.seed,
-            )
-        )
+    ladders = build_ladders(docs, args.seed)
     models = {}
     for profile in args.profiles:
         cfg = compose_config([f"hope={profile}", *REDUCED, *overrides])
