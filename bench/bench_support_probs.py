@@ -10,7 +10,8 @@ the same quadruples, before any profile is built on it:
 
 - the quadruples that ``bench_choice_probs.py`` recorded for the model (same documents, segments
   and statements; read from ``bench/results/choice_probs.json``);
-- each statement judged alone against three contexts: the segment itself (oracle), no passage
+- each statement judged alone (the ``statement_support`` prompt of ``judgement: support``) against
+  three contexts: the segment itself (oracle), no passage
   (none), and the segment of the next document in the list (other: what a chunking that lost the
   fact retrieves); over the embedded llama.cpp server with ``logprobs``;
 - P(yes) at the answer position, renormalised over yes/no; per condition the mean P(yes) of the
@@ -34,15 +35,15 @@ import re
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
+from typing import Any
 
 import records
 from bench_choice_probs import RESULT as CHOICE_RESULT
 from bench_choice_probs import Server
 from hope.io import write_json_atomic
 from hope.metrics.context import format_passages
+from hope.prompting import load_prompt
+from hope.prompts.schemas import SupportResponse
 from hope.result import _nan_to_none
 from hope.validity.stats import mean_with_ci
 
@@ -50,24 +51,6 @@ REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench/results/support_probs.json"
 CONDITIONS = ("oracle", "none", "other")
 _BEFORE_VERDICT = re.compile(r'"verdict"\s*:\s*"$')
-
-SYSTEM = (
-    "You judge statements against context passages. "
-    "Reply with JSON only, matching the given schema."
-)
-USER = """Context:
-{context}
-
-Statement: {statement}
-
-Does the context state or directly imply this statement? Answer "yes" only if the context
-supports it; answer "no" if the context contradicts it or does not mention it. Put "yes" or "no"
-in the field "verdict"."""
-
-
-class SupportResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    verdict: Literal["yes", "no"]
 
 
 def yes_probability(logprobs: list[dict[str, Any]]) -> tuple[float, float] | None:
@@ -89,10 +72,7 @@ def yes_probability(logprobs: list[dict[str, Any]]) -> tuple[float, float] | Non
 
 
 def judge(server: Server, context: str, statement: str, seed: int) -> dict[str, Any]:
-    messages = [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": USER.format(context=context, statement=statement)},
-    ]
+    messages = load_prompt("statement_support").render(context=context, statement=statement)
     answer = server.chat(messages, SupportResponse, seed, logprobs=True, top_logprobs=20)
     verdict = json.loads(answer["message"]["content"])["verdict"]
     found = yes_probability(answer["logprobs"]["content"])
@@ -197,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "benchmark": "support_probs",
             "what": __doc__.split("\n\n")[1].replace("\n", " "),
-            "prompt": {"system": SYSTEM, "user": USER},
+            "prompt": load_prompt("statement_support").to_dict(),
         }
     )
     report.setdefault("models", {})[args.label] = {
