@@ -21,7 +21,8 @@ cache. Any Hydra override of the ``score`` config follows the options, e.g. anot
     python bench/bench_ip_ladder.py --label qwen2.5-coder-1.5b \\
         llm.gguf_path=/path/qwen15.gguf llm.model=Qwen2.5-Coder-1.5B-Instruct
 
-Each run merges its label's entry into bench/results/ip_ladder.json.
+Each run merges its label's entry into bench/results/ip_ladder.json, rewritten after every
+document (``complete`` says whether every document of every form is in).
 """
 
 from __future__ import annotations
@@ -117,6 +118,13 @@ def analyse(docs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     }
 
 
+def write_entry(label: str, entry: dict[str, Any]) -> None:
+    report = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    report.update({"benchmark": "ip_ladder", "what": __doc__.split("\n\n")[1].replace("\n", " ")})
+    report.setdefault("models", {})[label] = entry
+    write_json_atomic(RESULT, _nan_to_none(report))
+
+
 async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="hope-ip-ladder-") as scratch:
         docs = load_documents(
@@ -125,6 +133,20 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
     ladders = build_ladders(docs, args.seed)
     forms: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
+    entry = {
+        **records.provenance(),
+        "complete": False,
+        "overrides": overrides,
+        "reduced_settings": [*REDUCED, f"hope.information_preservation.n_segments={args.segments}"],
+        "selection": {
+            "domains": args.domains,
+            "per_domain": args.per_domain,
+            "max_chars": args.max_chars,
+            "seed": args.seed,
+        },
+        "wall_time_s": None,
+        "judgements": forms,
+    }
     for judgement in args.judgements:
         cfg = compose_config(
             [
@@ -147,33 +169,28 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
                     + " ".join(f"{r}={row[r]['information_preservation']:.2f}" for r in RUNGS),
                     flush=True,
                 )
+                # Written after every document: a run stopped early keeps what it measured.
+                forms[judgement] = {
+                    "llm": llm.identity,
+                    "settings": settings.information_preservation.model_dump(),
+                    "complete": len(per_doc) == len(docs),
+                    **analyse(per_doc, args.seed),
+                    "per_document": per_doc,
+                }
+                write_entry(args.label, entry)
         finally:
             await llm.aclose()
-        forms[judgement] = {
-            "llm": llm.identity,
-            "settings": settings.information_preservation.model_dump(),
-            **analyse(per_doc, args.seed),
-            "per_document": per_doc,
-        }
-    return {
-        **records.provenance(),
-        "overrides": overrides,
-        "reduced_settings": [*REDUCED, f"hope.information_preservation.n_segments={args.segments}"],
-        "selection": {
-            "domains": args.domains,
-            "per_domain": args.per_domain,
-            "max_chars": args.max_chars,
-            "seed": args.seed,
-        },
-        "wall_time_s": round(time.perf_counter() - started, 1),
-        "judgements": forms,
-    }
+    entry["complete"] = True
+    entry["wall_time_s"] = round(time.perf_counter() - started, 1)
+    write_entry(args.label, entry)
+    return entry
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", default="smollm2-135m")
-    parser.add_argument("--judgements", type=_names, default=["choice", "support"])
+    # The candidate first: a run cut short by time keeps it whole.
+    parser.add_argument("--judgements", type=_names, default=["support", "choice"])
     parser.add_argument("--domains", type=_names, default=["news", "wiki", "arxiv", "tos"])
     parser.add_argument("--per-domain", type=int, default=3)
     parser.add_argument("--max-chars", type=int, default=2000)
@@ -181,10 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2025)
     args, overrides = parser.parse_known_args(argv)
     entry = asyncio.run(run(args, overrides))
-    report = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    report.update({"benchmark": "ip_ladder", "what": __doc__.split("\n\n")[1].replace("\n", " ")})
-    report.setdefault("models", {})[args.label] = entry
-    write_json_atomic(RESULT, _nan_to_none(report))
     summary = {
         form: {
             "pooled_win_share": v["aligned_vs_degraded"]["pooled"],
