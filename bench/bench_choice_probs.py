@@ -38,7 +38,6 @@ import httpx
 
 import records
 from bench_validity import load_documents
-from hope.io import write_json_atomic
 from hope.metrics.context import format_passages
 from hope.metrics.information_preservation import LETTERS, sample_segments
 from hope.models.embedded import EmbeddedServer
@@ -213,17 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         status = item.get("failed", "scored")
         elapsed = time.monotonic() - started
         print(f"[{number + 1}/{len(docs)}] {doc['doc_id']} {status}: {elapsed:.0f} s")
-    report = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    report.update(
-        {
-            "benchmark": "choice_probs",
-            "what": __doc__.split("\n\n")[1].replace("\n", " "),
-            "prompts": {
-                name: load_prompt(name).id for name in ("quadruple_generation", "truth_choice")
-            },
-        }
-    )
-    report.setdefault("models", {})[args.label] = {
+    entry = {
         **records.provenance(),
         "gguf": server.embedded.identity,
         "selection": {
@@ -237,8 +226,15 @@ def main(argv: list[str] | None = None) -> int:
         **summarise(items),
         "items": items,
     }
-    write_json_atomic(RESULT, _nan_to_none(report))
-    print(json.dumps({k: v for k, v in report["models"][args.label].items() if k != "items"}))
+    header = {
+        "benchmark": "choice_probs",
+        "what": __doc__.split("\n\n")[1].replace("\n", " "),
+        "prompts": {
+            name: load_prompt(name).id for name in ("quadruple_generation", "truth_choice")
+        },
+    }
+    records.merge_model_entry(RESULT, header, args.label, entry)
+    print(json.dumps(_nan_to_none({k: v for k, v in entry.items() if k != "items"})))
     return 0
 
 

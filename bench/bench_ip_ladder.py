@@ -38,7 +38,6 @@ from typing import Any
 
 import records
 from bench_validity import REDUCED, _names, build_ladders, controls, load_documents
-from hope.io import write_json_atomic
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext
 from hope.metrics.information_preservation import InformationPreservation
@@ -119,10 +118,8 @@ def analyse(docs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 
 
 def write_entry(label: str, entry: dict[str, Any]) -> None:
-    report = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    report.update({"benchmark": "ip_ladder", "what": __doc__.split("\n\n")[1].replace("\n", " ")})
-    report.setdefault("models", {})[label] = entry
-    write_json_atomic(RESULT, _nan_to_none(report))
+    header = {"benchmark": "ip_ladder", "what": __doc__.split("\n\n")[1].replace("\n", " ")}
+    records.merge_model_entry(RESULT, header, label, entry)
 
 
 async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:

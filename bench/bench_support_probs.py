@@ -40,7 +40,6 @@ from typing import Any
 import records
 from bench_choice_probs import RESULT as CHOICE_RESULT
 from bench_choice_probs import Server
-from hope.io import write_json_atomic
 from hope.metrics.context import format_passages
 from hope.prompting import load_prompt
 from hope.prompts.schemas import SupportResponse
@@ -172,15 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             f"quadruples in {CHOICE_RESULT.name} ({choice['gguf']})"
         )
     rows = probe(server, choice["items"], args.seed)
-    report = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
-    report.update(
-        {
-            "benchmark": "support_probs",
-            "what": __doc__.split("\n\n")[1].replace("\n", " "),
-            "prompt": load_prompt("statement_support").to_dict(),
-        }
-    )
-    report.setdefault("models", {})[args.label] = {
+    entry = {
         **records.provenance(),
         "gguf": server.embedded.identity,
         "quadruples_from": {"file": CHOICE_RESULT.name, "code": choice["code"]},
@@ -189,8 +180,13 @@ def main(argv: list[str] | None = None) -> int:
         **summarise(rows),
         "items": rows,
     }
-    write_json_atomic(RESULT, _nan_to_none(report))
-    print(json.dumps({k: v for k, v in report["models"][args.label].items() if k != "items"}))
+    header = {
+        "benchmark": "support_probs",
+        "what": __doc__.split("\n\n")[1].replace("\n", " "),
+        "prompt": load_prompt("statement_support").to_dict(),
+    }
+    records.merge_model_entry(RESULT, header, args.label, entry)
+    print(json.dumps(_nan_to_none({k: v for k, v in entry.items() if k != "items"})))
     return 0
 
 

@@ -113,3 +113,17 @@ def check_runs(runs: int) -> int:
 def provenance(repo: Path = REPO) -> dict[str, Any]:
     """The ``code`` and ``machine`` blocks of a benchmark record."""
     return {"code": git_state(repo), "machine": machine()}
+
+
+def merge_model_entry(path: Path, header: dict[str, Any], label: str, entry: dict[str, Any]):
+    """Rewrite the record at ``path`` with ``header``'s keys and ``entry`` as ``models[label]``,
+    keeping the other models' entries (one model per run, several models per record)."""
+    import json
+
+    from hope.io import write_json_atomic
+    from hope.result import _nan_to_none
+
+    report = json.loads(path.read_text()) if path.is_file() else {}
+    report.update(header)
+    report.setdefault("models", {})[label] = entry
+    write_json_atomic(path, _nan_to_none(report))

@@ -4,6 +4,7 @@ benchmark record (median and spread, commit, machine) shared by bench/*.py."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 from pathlib import Path
 
@@ -172,3 +173,16 @@ def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
     assert report["met"]["git_status_clean"] is False
     assert report["lock_differences_first_run"] == ["x: a != b"]
     assert report["git_status_first_run"]["after_cold"] == [" M dvc.lock"]
+
+
+def test_a_model_entry_merges_into_its_record_keeping_the_others(tmp_path):
+    records = bench_records()
+    path = tmp_path / "probe.json"
+    records.merge_model_entry(path, {"benchmark": "probe"}, "small", {"score": float("nan")})
+    records.merge_model_entry(path, {"benchmark": "probe", "what": "w"}, "large", {"score": 0.5})
+    records.merge_model_entry(path, {"benchmark": "probe"}, "small", {"score": 0.25})
+    assert json.loads(path.read_text()) == {
+        "benchmark": "probe",
+        "what": "w",
+        "models": {"small": {"score": 0.25}, "large": {"score": 0.5}},
+    }
