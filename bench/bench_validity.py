@@ -7,7 +7,9 @@ fit 2 CPU cores. For each sub-metric and HOPE, per rung and pooled: the share of
 degraded chunking) comparisons the aligned chunking wins (ties apart), Kendall τ against the ladder,
 bootstrap 95 % intervals over documents, LLM requests and wall time. Two ζ_inf controls on the same
 quadruples: the segment itself as the context (oracle, should be near 1) and no context (near
-0.25; higher means the quadruple gives its answer away), and the letters the model chose.
+0.25; higher means the quadruple gives its answer away), and the letters the model chose. Beside
+them, the cheap label-free baselines of hope.baselines (embedding only, no LLM) on the same
+ladders: the bar HOPE has to clear to be worth its LLM calls.
 
     python bench/bench_validity.py                          # the default models, paper and robust
     python bench/bench_validity.py --profiles paper,robust llm=vllm llm.base_url=http://gpu:8000/v1
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import records
+from hope.baselines import BASELINES, compute_baselines
 from hope.chunking.registry import load_chunker
 from hope.corpora import get_adapter
 from hope.corpora.config import load_params, resolve_source
@@ -52,6 +55,10 @@ from hope.validity.ladder import (
 REPO = Path(__file__).resolve().parents[1]
 CANDIDATES = 200  # documents drawn per domain (seeded order) before the length filter
 METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
+# The baselines are read "higher is better" as in their cards; passage_count's card says that
+# direction comes from budget recall, and on this ladder (fixed_120 has many small passages) it
+# is expected to point the wrong way: it is reported as measured.
+SCORED = (*METRICS, *BASELINES)
 # Sized for 2 shared CPU cores and SmolLM2-135M (3-10 s a request); stated in the JSON.
 REDUCED = [
     "hope.progress=false",
@@ -127,9 +134,12 @@ async def score_document(llm, embedder, settings, doc, ladder) -> dict[str, Any]
         usage_scope.reset(token)
     rungs = {}
     for rung, result in zip(RUNGS, results, strict=True):
+        baselines = compute_baselines(ladder[rung], embedder, language=settings.language)
         rungs[rung] = {
             "n_passages": len(ladder[rung]),
-            "scores": _nan_to_none(result.scores),
+            "scores": _nan_to_none(
+                {**result.scores, **{name: baselines[name]["score"] for name in BASELINES}}
+            ),
             "counts": {k: vars(v) for k, v in result.counts.items()},
             "failures": [vars(f) for f in result.failures],
             "choices": [
@@ -159,7 +169,8 @@ async def score_document(llm, embedder, settings, doc, ladder) -> dict[str, Any]
 def analyse(records: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     """Every figure of one profile from its per-document records."""
     by_metric = {}
-    for metric in METRICS:
+    # Records written before the baselines were added hold the HOPE metrics only.
+    for metric in (m for m in SCORED if all(m in r["rungs"]["aligned"]["scores"] for r in records)):
         scores = {
             r["doc_id"]: {
                 rung: (
@@ -381,6 +392,10 @@ SHORT = {
     "concept_unity": "ζ_con",
     "semantic_independence": "ζ_sem",
     "information_preservation": "ζ_inf",
+    "size_compliance": "size compliance (baseline)",
+    "intra_chunk_cohesion": "intra-chunk cohesion (baseline)",
+    "contextual_coherence": "contextual coherence (baseline)",
+    "passage_count": "passage count (baseline)",
 }
 
 
@@ -400,7 +415,7 @@ def render_table(report: dict[str, Any]) -> str:
         header = ["", *(f"vs {rung}" for rung in DEGRADED), "pooled win share", "Kendall τ"]
         lines.append("| " + " | ".join(header) + " |")
         lines.append("|" + "---|" * len(header))
-        for metric in METRICS:
+        for metric in (m for m in SCORED if m in result["metrics"]):
             table = result["metrics"][metric]["aligned_vs_degraded"]
             cells = [SHORT[metric]]
             for rung in DEGRADED:
