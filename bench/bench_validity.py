@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import records
+import records as bench_records  # not `records`: write_report's argument of that name
 from hope.baselines import BASELINES, compute_baselines
 from hope.chunking.registry import load_chunker
 from hope.corpora import get_adapter
@@ -244,7 +244,7 @@ def analyse(records: list[dict[str, Any]], seed: int) -> dict[str, Any]:
 
 def git_commit() -> str:
     """The commit measured, with ``-dirty`` when the working tree differed (bench/records.py)."""
-    state = records.git_state(REPO)
+    state = bench_records.git_state(REPO)
     return state["commit"] + ("-dirty" if state["dirty"] else "")
 
 
@@ -326,7 +326,7 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         "benchmark": "validity (issue 11)",
         "complete": complete,
         "commit": args.commit,
-        "machine": records.machine(),
+        "machine": bench_records.machine(),
         "wall_time_s": time.perf_counter() - started,
         "models": {
             "llm": OmegaConf.to_container(any_cfg.llm, resolve=True),
