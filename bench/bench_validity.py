@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import tempfile
 import time
@@ -307,7 +308,6 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> None:
 
 
 def _json_line(value: Any) -> str:
-    import json
 
     return json.dumps(_nan_to_none(value), ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -410,7 +410,21 @@ def _num(value: float | None) -> str:
 def render_table(report: dict[str, Any]) -> str:
     """The README's tables (markdown) from a validity.json report."""
     lines = []
+    rendered: dict[str, str] = {}  # settings (profile name apart) -> the profile rendered with them
     for profile, result in report["profiles"].items():
+        settings = {
+            k: v for k, v in report.get("settings", {}).get(profile, {}).items() if k != "profile"
+        }
+        key = json.dumps(settings, sort_keys=True)
+        if settings and key in rendered:
+            lines.append(
+                f"**{profile}** ({result['documents']} documents): its settings equal "
+                f"`{rendered[key]}`'s, so every request was answered from the cache and every "
+                f"figure equals `{rendered[key]}`'s (LLM requests {result['cost']['llm_requests']},"
+                f" cache hits {result['cost']['llm_cache_hits']}).\n"
+            )
+            continue
+        rendered[key] = profile
         lines.append(f"**{profile}** ({result['documents']} documents)\n")
         header = ["", *(f"vs {rung}" for rung in DEGRADED), "pooled win share", "Kendall τ"]
         lines.append("| " + " | ".join(header) + " |")
@@ -545,8 +559,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args, overrides = parser.parse_known_args(argv)
     if args.table or args.readme:
-        import json
-
         report = json.loads(args.out.read_text(encoding="utf-8"))
         if args.readme:
             rewrite_readme(report, REPO / "README.md")

@@ -134,3 +134,14 @@ def test_records_without_baselines_give_the_hope_rows_only(bench_validity, tmp_p
     report = _write(bench_validity, tmp_path, [_record("d1", with_baselines=False)])
     assert list(report["profiles"]["paper"]["metrics"]) == list(bench_validity.METRICS)
     assert "(baseline)" not in bench_validity.render_table(report)
+
+
+def test_a_profile_with_the_same_settings_is_one_line_not_a_second_table(bench_validity, tmp_path):
+    report = _write(bench_validity, tmp_path, [_record("d1")])
+    report["profiles"]["robust"] = report["profiles"]["paper"]
+    report["settings"]["robust"] = dict(report["settings"]["paper"], profile="robust")
+    table = bench_validity.render_table(report)
+    assert table.count("| HOPE |") == 1
+    assert "**robust** (1 documents): its settings equal `paper`'s" in table
+    report["settings"]["robust"]["seed"] = 1
+    assert bench_validity.render_table(report).count("| HOPE |") == 2
