@@ -384,6 +384,11 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         "profiles": {p: analyse(records[p], args.seed) for p in records if records[p]},
     }
     report["targets_met"] = _nan_to_none(targets(_nan_to_none(report)))
+    if args.out.exists():
+        # Other benchmarks merge their own sections into this file (bench_rag_control.py:
+        # rag_context_recall_control); a rerun of this one keeps them.
+        for key, value in json.loads(args.out.read_text(encoding="utf-8")).items():
+            report.setdefault(key, value)
     write_json_atomic(args.out, _nan_to_none(report))
 
 

@@ -145,3 +145,11 @@ def test_a_profile_with_the_same_settings_is_one_line_not_a_second_table(bench_v
     assert "**robust** (1 documents): its settings equal `paper`'s" in table
     report["settings"]["robust"]["seed"] = 1
     assert bench_validity.render_table(report).count("| HOPE |") == 2
+
+
+def test_a_rerun_keeps_the_sections_other_benchmarks_merged_into_the_file(bench_validity, tmp_path):
+    out = tmp_path / "validity.json"
+    out.write_text(json.dumps({"commit": "old", "rag_context_recall_control": {"kept": 1}}))
+    report = _write(bench_validity, tmp_path, [_record("d1")])
+    assert report["rag_context_recall_control"] == {"kept": 1}
+    assert report["commit"] == "0" * 40
