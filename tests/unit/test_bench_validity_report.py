@@ -153,3 +153,25 @@ def test_a_rerun_keeps_the_sections_other_benchmarks_merged_into_the_file(bench_
     report = _write(bench_validity, tmp_path, [_record("d1")])
     assert report["rag_context_recall_control"] == {"kept": 1}
     assert report["commit"] == "0" * 40
+
+
+def test_models_are_compared_on_the_documents_both_records_hold(bench_validity, tmp_path):
+    import validity_models
+
+    full = _write(bench_validity, tmp_path, [_record("d1"), _record("d2")])
+    losing = _record("d2")
+    for rung in RUNGS:
+        losing["rungs"][rung]["scores"]["hope"] = 0.2 if rung == "aligned" else 0.5
+    (tmp_path / "validity.json").unlink()
+    partial = _write(bench_validity, tmp_path, [losing])
+    partial["complete"] = False
+
+    result = validity_models.compare([("small", full), ("large", partial)])
+    assert result["shared_documents"] == ["d2"]
+    hope = {
+        m: result["models"][m]["metrics"]["hope"]["pooled"]["share_wins"] for m in result["models"]
+    }
+    assert hope == {"small": 1.0, "large": 0.0}
+    assert result["hope_win_share_difference_from_first"]["large"]["difference"] == -1.0
+    assert result["models"]["large"]["minutes_per_document"]["median"] == 1.0
+    assert "| large (`0000000`) | 0.00 [0.00, 0.00] |" in validity_models.render_table(result)
