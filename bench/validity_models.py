@@ -24,18 +24,13 @@ from typing import Any
 
 import numpy as np
 
+from bench_validity import METRICS
 from hope.io import write_json_atomic
 from hope.validity import stats
 from hope.validity.ladder import DEGRADED
+from hope.validity.stats import _win_share  # the same share as the tables
 
 REPO = Path(__file__).resolve().parents[1]
-METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
-SHORT = {
-    "hope": "HOPE",
-    "concept_unity": "ζ_con",
-    "semantic_independence": "ζ_sem",
-    "information_preservation": "ζ_inf",
-}
 N_BOOT = 2000
 
 
@@ -54,19 +49,16 @@ def _outcomes(scores) -> list[list[str]]:
     return [[stats.outcome(s["aligned"], s[rung]) for rung in DEGRADED] for s in scores.values()]
 
 
-def _share(flat: list[str]) -> float:
-    defined = [o for o in flat if o != "undefined"]
-    return sum(o == "win" for o in defined) / len(defined) if defined else math.nan
-
-
 def paired_difference(a: list[list[str]], b: list[list[str]], *, seed: int = 0) -> dict[str, Any]:
     """Win share of b minus that of a, with a bootstrap over documents drawn for both at once."""
-    point = _share([o for d in b for o in d]) - _share([o for d in a for o in d])
+    point = _win_share([o for d in b for o in d]) - _win_share([o for d in a for o in d])
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(N_BOOT):
         picks = rng.integers(0, len(a), size=len(a))
-        value = _share([o for i in picks for o in b[i]]) - _share([o for i in picks for o in a[i]])
+        value = _win_share([o for i in picks for o in b[i]]) - _win_share(
+            [o for i in picks for o in a[i]]
+        )
         if not math.isnan(value):
             values.append(value)
     ci = [float(x) for x in np.percentile(values, [2.5, 97.5])] if values else None
