@@ -49,9 +49,10 @@ params:
 	$(BIN)/python -m hope.pipeline.params $(ARGS)
 
 # The whole default (sample) experiment: `dvc repro` of every stage (corpora -> Table 1 -> chunks ->
-# HOPE -> BLEU -> questions -> RAG -> RAGAS -> paper_figures/). HOPE is scored once: the hope stage
-# logs its MLflow run itself, paper_outputs logs paper_figures/. Then `dvc metrics show`,
-# `dvc plots show`, `mlflow ui`. Timed by `make bench-repro`.
+# HOPE -> BLEU -> questions -> RAG -> RAGAS -> paper_figures/; a slice of the labelled benchmark).
+# HOPE is scored once: the hope stage logs its MLflow run itself, paper_outputs logs
+# paper_figures/. Then `dvc metrics show`, `dvc plots show`, `mlflow ui`. Timed by
+# `make bench-repro`.
 repro: setup
 	$(BIN)/python -m hope.pipeline.repro
 

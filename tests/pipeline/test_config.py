@@ -60,7 +60,9 @@ def test_every_corpus_composes(name: str):
 @pytest.mark.parametrize("name", _options("experiment"))
 def test_every_experiment_composes(name: str):
     cfg = compose([f"experiment={name}"])
-    assert cfg.corpus.profile == name
+    # `labelled`: the sample experiment plus the whole labelled benchmark.
+    assert cfg.corpus.profile == {"labelled": "sample"}.get(name, name)
+    assert len(cfg.labelled.corpora) == (1 if name == "sample" else 4)
     if name == "paper":
         assert sum(cfg.corpus.counts.values()) == 131 and len(cfg.chunkers) == 8
         assert cfg.llm.backend == "openai" and cfg.hope.concept_unity.n_items == 5

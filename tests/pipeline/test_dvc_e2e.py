@@ -56,6 +56,15 @@ def scratch_repo(repo_root: Path, work: Path, base_url: str) -> None:
         "response_relevancy",
     ]
     params["analysis"].update(bootstrap=200, min_n=3, bins=3, min_bin_size=2)
+    # The labelled slice (conf/experiment/sample.yaml) on the simulated LLM and the hashing
+    # embedder, reading the labelled set from the repository's ../shared.
+    params["labelled"].update(
+        source=str((repo_root.parent / "shared" / "benchmarks" / "chroma-general-eval").resolve()),
+        llm="llamacpp_server",
+        embedder="hashing",
+        overrides=[f"llm.base_url={base_url}"],
+        resamples=200,
+    )
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
@@ -106,6 +115,7 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
         "data/questions/summary.json",
         "data/rag/summary.json",
         "data/ragas/summary.json",
+        "data/labelled/metrics.json",
         "paper_figures/metrics.json",
     }
     assert not any("error" in f for f in files.values()), files
@@ -113,6 +123,16 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
     assert hope["corpus"]["n_pairs"] == 14
     assert set(hope["chunker"]) == {"fixed_500_o0", "recursive_500"}
     assert files["data/chunks/summary.json"]["data"]["recursive_500"]["documents"] == 7
+    # The labelled slice: tau of HOPE and of every baseline against each labelled target, on
+    # chatlogs and pooled.
+    labelled = files["data/labelled/metrics.json"]["data"]
+    for target in ("tau_budget_recall", "tau_recall", "tau_iou"):
+        assert set(labelled[target]) == {"pooled", "chatlogs"}
+        scores = labelled[target]["chatlogs"]
+        assert {"hope", "bleu", "size_compliance", "intra_chunk_cohesion"} <= set(scores)
+        assert all(v is None or -1 <= v <= 1 for v in scores.values()), scores
+        assert scores["hope"] is not None
+    assert labelled["llm_requests"] > 0
 
     plots = dvc(work, "plots", "show", "--json", env=env)
     assert plots.returncode == 0, plots.stderr[-3000:]
@@ -162,6 +182,15 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
                 v for v in values if v["field"] == indicator and v["dvc_inferred_y_value"] != ""
             ]
             assert len(points) >= rows[indicator], (name, indicator, len(points))
+    (plot,) = rendered["data"]["labelled_budget_recall_vs_label_free_scores"]
+    values = plot["content"]["data"]["values"]
+    assert {v["field"] for v in values} == {
+        "hope",
+        "size_compliance",
+        "intra_chunk_cohesion",
+        "contextual_coherence",
+    }
+    assert len(values) == 4 * 3  # four scores x three chunkers on one corpus
     html = dvc(work, "plots", "show", env=env)
     assert html.returncode == 0, html.stderr[-3000:]
     page = (work / "dvc_plots" / "index.html").read_text()
@@ -181,7 +210,7 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
     with SimulatedServer(latency_s=0.0) as server:
         scratch_repo(repo_root, work, server.base_url)
         assert dvc(work, "init", "--no-scm", "-q", env=env).returncode == 0
-        first = dvc(work, "repro", "paper_outputs", env=env)
+        first = dvc(work, "repro", env=env)
         assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
         requests_after_first = server.requests
         assert requests_after_first > 0
@@ -218,8 +247,22 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         logged = {a.path for a in client.list_artifacts(hope_runs[0].info.run_id, "paper_figures")}
         assert "paper_figures/table2.md" in logged
         check_metrics_and_plots(work, env)
+        # The labelled stage's run, beside the hope stage's: a child per chunker, the same keys.
+        (labelled,) = client.search_runs(
+            [hope_runs[0].info.experiment_id], filter_string="tags.`hope.kind` = 'labelled'"
+        )
+        assert -1 <= labelled.data.metrics["tau/budget_recall/chatlogs/hope"] <= 1
+        labelled_children = chunker_runs(work, labelled)
+        assert {c.data.tags["hope.chunker"] for c in labelled_children} == {
+            "fixed_2000_o0",
+            "fixed_500_o0",
+            "recursive_500",
+        }
+        assert {"budget_recall", "iou", "hope", "size_compliance"} <= set(
+            labelled_children[0].data.metrics
+        )
 
-        second = dvc(work, "repro", "paper_outputs", env=env)
+        second = dvc(work, "repro", env=env)
         assert second.returncode == 0, second.stderr[-3000:]
         assert "up to date" in second.stdout
         assert server.requests == requests_after_first

@@ -19,6 +19,9 @@ from hope.resolvers import as_overrides
 from .conftest import compose
 
 EXPERIMENTS = sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml"))
+# The corpus profile each experiment reads (`labelled` is the sample experiment plus the whole
+# labelled benchmark).
+PROFILE = {"labelled": "sample"}
 
 
 def test_committed_params_yaml_is_the_composition_of_conf():
@@ -66,6 +69,23 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
         assert rag == {k: v for k, v in rag_default.items() if k != "llm"}
 
 
+def test_the_labelled_experiment_is_the_sample_plus_the_whole_labelled_benchmark():
+    sample, whole = compose_params(), compose_params(["experiment=labelled"])
+    assert {k: v for k, v in whole.items() if k != "labelled"} == {
+        k: v for k, v in sample.items() if k != "labelled"
+    }
+    group = yaml.safe_load((CONF_DIR / "labelled" / "chroma.yaml").read_text(encoding="utf-8"))
+    assert whole["labelled"] == group
+    assert len(whole["labelled"]["corpora"]) == 4 and len(whole["labelled"]["chunkers"]) == 7
+    # make repro's slice: one corpus, the three chunkers a tau needs, HOPE under paper only.
+    assert sample["labelled"] == {
+        **group,
+        "corpora": ["chatlogs"],
+        "chunkers": ["fixed_2000_o0", "fixed_500_o0", "recursive_500"],
+        "profiles": ["paper"],
+    }
+
+
 def _write(params: dict, tmp_path: Path) -> Path:
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -81,6 +101,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
     from hope.settings import HopeSettings
     from hope.stages.bleu import bleu_options, parse_args
     from hope.stages.chunk import chunker_names_from_params
+    from hope.stages.labelled import benchmark_settings as labelled_settings
     from hope.stages.score import config_overrides
 
     params = compose_params([f"experiment={name}"])
@@ -88,17 +109,22 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
     path = _write(params, tmp_path)
 
     corpora = load_params(path)  # download / prepare
-    assert corpora["profile"] == name
+    profile = PROFILE.get(name, name)
+    assert corpora["profile"] == profile
     for domain in DOMAINS:
-        assert resolve_source(corpora, domain).profile == name
+        assert resolve_source(corpora, domain).profile == profile
         assert target_count(corpora, domain) >= 1
     for chunker in chunker_names_from_params(path):  # chunk
         assert (CONF_DIR / "chunker" / f"{chunker}.yaml").is_file()
     score = compose_config(config_overrides(params["hope"]))  # hope
     HopeSettings(**OmegaConf.to_container(score.hope, resolve=True))
     assert bleu_options(parse_args(["--params", str(path)])) == ("13a", " ")  # bleu
-    config, profile = load_rag_config(path)  # questions, rag, ragas
-    assert profile == name and config.questions.count_for(profile) >= 1
+    config, rag_profile = load_rag_config(path)  # questions, rag, ragas
+    assert rag_profile == profile and config.questions.count_for(profile) >= 1
+    settings = labelled_settings(params["labelled"])  # labelled_data, labelled
+    assert set(settings.corpora) <= {Path(k).stem for k in params["labelled"]["checksums"]}
+    for chunker in settings.chunkers:
+        assert (CONF_DIR / "chunker" / f"{chunker}.yaml").is_file()
     # paper_outputs interpolates these into its command line (dvc.yaml).
     assert set(params["analysis"]) >= {"seed", "bootstrap", "min_n", "bins", "min_bin_size"}
 
@@ -116,8 +142,9 @@ def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
     for key in ("profile", "seed", "min_chars", "mirror_path"):
         assert corpora[key] == run.corpus[key], key
     assert corpora["allow_shortfall"][run.corpus.profile] == run.corpus.allow_shortfall
-    if name != "sample":  # the sample profile draws one document per domain, not `counts`
+    if run.corpus.profile != "sample":  # sample draws one document per domain, not `counts`
         assert corpora["counts"] == OmegaConf.to_container(run.corpus.counts)
+    assert params["labelled"] == OmegaConf.to_container(run.labelled, resolve=True)
     assert params["bleu"] == {"tokenize": run.bleu.tokenize, "joiner": run.bleu.joiner}
     assert params["hope"]["parallel_pairs"] == run.scoring.parallel_pairs
 

@@ -73,7 +73,7 @@ def test_two_clones_in_different_folders_hash_every_output_the_same(repo_root, t
             }
             runs.append(
                 subprocess.Popen(
-                    [str(clone / ".venv" / "bin" / "dvc"), "repro", "paper_outputs"],
+                    [str(clone / ".venv" / "bin" / "dvc"), "repro"],
                     cwd=clone,
                     env=clone_env,
                     stdout=subprocess.PIPE,

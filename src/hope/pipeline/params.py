@@ -26,7 +26,7 @@ from hope.pipeline.schema import validate_params
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
-SECTIONS = ("corpora", "chunkers", "hope", "bleu", "rag", "analysis", "tracking")
+SECTIONS = ("corpora", "chunkers", "hope", "bleu", "rag", "labelled", "analysis", "tracking")
 
 HEADER = """\
 # GENERATED from conf/ by `make params` (python -m hope.pipeline.params{args}): do not edit.

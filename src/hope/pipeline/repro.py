@@ -1,9 +1,10 @@
 """What ``make repro`` runs after the install: the whole default experiment, timed.
 
 ``dvc repro``: every stage of dvc.yaml (corpora → Table 1 → chunks → HOPE → BLEU → questions →
-RAG → RAGAS → Tables 1–2, Figures 6–7 and the leaderboard in paper_figures/); stages whose inputs
-did not change are skipped. The ``hope`` stage logs its own MLflow run (config, seeds, git commit,
-data hashes, sub-metrics per corpus, domain and pair, prompts, usage, evidence) and
+RAG → RAGAS → Tables 1–2, Figures 6–7 and the leaderboard in paper_figures/, and the labelled
+benchmark at the experiment's size); stages whose inputs did not change are skipped. The ``hope``
+stage logs its own MLflow run (config, seeds, git commit, data hashes, sub-metrics per corpus,
+domain and pair, prompts, usage, evidence) and
 ``paper_outputs`` logs paper_figures/, so HOPE is scored once and nothing runs after DVC. Then
 ``dvc metrics show`` and ``dvc plots show`` read what the stages wrote.
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from hope.chunking.bleu import OFFLINE_TOKENIZERS
+from hope.labelled.benchmark import BenchmarkSettings
 from hope.rag.config import RagConfig
 from hope.result import METRICS
 from hope.settings import HopeSettings, validated
@@ -66,6 +67,13 @@ class AnalysisParams(_Strict):
     binning: Literal["quantile", "width"]
 
 
+class LabelledParams(BenchmarkSettings):
+    """params.yaml ``labelled:``: the benchmark's settings and where its files come from."""
+
+    source: str
+    checksums: dict[str, str]
+
+
 class Params(_Strict):
     """params.yaml. ``corpora`` and ``tracking`` are read by their own code (hope.corpora.config,
     hope.tracking.settings) and only need to be mappings here."""
@@ -75,6 +83,7 @@ class Params(_Strict):
     hope: HopeStageParams
     bleu: BleuParams
     rag: RagConfig
+    labelled: LabelledParams
     analysis: AnalysisParams
     tracking: dict[str, Any]
 

@@ -34,6 +34,7 @@ import yaml
 
 from hope.tracking.datasets import DataFile, log_datasets
 from hope.tracking.layout import (
+    CHILD_SCORES,
     KIND_TAG,
     PARENT_TAG,
     TABLE_FILE,
@@ -88,6 +89,10 @@ class RunRecord:
     chunker_configs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # Sampled LLM calls (hope.models.llm.LLMCall), logged as traces of the parent run.
     traces: Sequence[Any] = ()
+    # The scores every chunker child has (a labelled benchmark run adds its measures).
+    child_scores: Sequence[str] = CHILD_SCORES
+    # Parent metrics beyond the score aggregates (e.g. the labelled benchmark's Kendall tau).
+    extra_metrics: Mapping[str, float] = field(default_factory=dict)
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -116,6 +121,7 @@ def run_metrics(record: RunRecord, settings: TrackingSettings) -> dict[str, floa
         metrics[f"time/{name_part(stage)}_s"] = float(seconds)
     if is_finite(record.objective):
         metrics["objective"] = float(record.objective)
+    metrics.update({k: float(v) for k, v in record.extra_metrics.items() if is_finite(v)})
     return metrics
 
 
@@ -226,6 +232,7 @@ def log_children(
                         domains=domains,
                         usage=usage.get(chunker),
                         failures=record.failures_by_chunker.get(chunker),
+                        scores=record.child_scores,
                     ),
                 )
                 if settings.log_pair_metrics and rows:

@@ -1,0 +1,105 @@
+"""The DVC ``labelled`` stage's MLflow run, in the store and experiment of the HOPE runs.
+
+A parent run tagged ``hope.kind = labelled`` holds the benchmark's settings (params), the τ of
+every label-free score with every labelled target per corpus and pooled
+(``tau/<target>/<corpus>/<score>``), the score means per corpus (``domain/<corpus>/<score>``:
+the corpus plays the domain's part), LLM usage, the wall times and the stage's files. A child per
+chunker has the labelled measures beside HOPE, BLEU and the baselines under the same keys in
+every child, so that selecting the children and pressing *Compare* puts the chunkers side by
+side, as for the HOPE runs. The run's key is the md5 of results.json: rerunning the stage on the
+same inputs logs into the same run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hope.tracking.names import name_part
+from hope.tracking.provenance import file_md5s
+from hope.tracking.record import RunRecord, log_run
+from hope.tracking.stage import stage_settings
+
+NOT_SCORES = ("doc_id", "domain", "chunker")
+
+
+def flat_tau(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """metrics.json's ``tau_<target>.<corpus>.<score>`` as ``tau/<target>/<corpus>/<score>``."""
+    flat = {}
+    for key, block in metrics.items():
+        if not key.startswith("tau_"):
+            continue
+        for corpus, scores in block.items():
+            for score, tau in scores.items():
+                if tau is not None:
+                    flat[f"tau/{key[4:]}/{name_part(corpus)}/{name_part(score)}"] = float(tau)
+    return flat
+
+
+def labelled_record(
+    params: Mapping[str, Any],
+    out_dir: Path,
+    metrics: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    timings: Mapping[str, float],
+    data_hashes: Mapping[str, str],
+    repo: Path,
+) -> RunRecord:
+    labelled = dict(params.get("labelled") or {})
+    scores = [k for k in rows[0] if k not in NOT_SCORES] if rows else []
+    md5 = file_md5s([out_dir / "results.json"])[str(out_dir / "results.json")]
+    pooled = (metrics.get("tau_budget_recall") or {}).get("pooled") or {}
+    objective = pooled.get("hope")
+    return RunRecord(
+        config={"labelled": {k: v for k, v in labelled.items() if k != "checksums"}},
+        rows=rows,
+        score_columns=scores,
+        objective_name="tau_budget_recall_pooled_hope",
+        objective=float("nan") if objective is None else float(objective),
+        seeds={"labelled": labelled.get("seed")},
+        usage={"requests": metrics.get("llm_requests", 0)},
+        timings=dict(timings),
+        artifacts={
+            name: out_dir / name for name in ("results.json", "chunkers.csv", "metrics.json")
+        },
+        tags={
+            "hope.kind": "labelled",
+            "hope.stage": "labelled",
+            "hope.corpus": ",".join(labelled.get("corpora") or []),
+            "hope.chunkers": ",".join(sorted({str(r["chunker"]) for r in rows})),
+            "hope.results_md5": md5,
+        },
+        run_name=f"dvc labelled: {len(labelled.get('corpora') or [])} corpora",
+        repo=repo,
+        data_hashes=data_hashes,
+        run_key=f"labelled:{md5}",
+        child_scores=scores,
+        extra_metrics=flat_tau(metrics),
+    )
+
+
+def record_labelled_stage(
+    params_path: Path | str,
+    out_dir: Path | str,
+    metrics: Mapping[str, Any],
+    rows: Sequence[Mapping[str, Any]],
+    timings: Mapping[str, float],
+    inputs: Sequence[Path | str],
+    *,
+    repo: Path | None = None,
+) -> str | None:
+    """Log the run when params.yaml's ``tracking:`` is enabled; returns its id, else None.
+    ``inputs``: the files or folders the stage read (their md5s are the run's ``dvc.*`` params)."""
+    repo = Path.cwd() if repo is None else repo
+    settings = stage_settings(params_path, repo)
+    if not settings.enabled:
+        return None
+    if settings.artifact_root:
+        settings.artifact_root = str((repo / settings.artifact_root).resolve())
+    params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
+    files = [p for path in inputs for p in sorted(Path(path).rglob("*")) if p.is_file()]
+    record = labelled_record(params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo)
+    return log_run(record, settings)
