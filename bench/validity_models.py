@@ -28,7 +28,7 @@ from bench_validity import METRICS
 from hope.io import write_json_atomic
 from hope.validity import stats
 from hope.validity.ladder import DEGRADED
-from hope.validity.stats import _win_share  # the same share as the tables
+from hope.validity.stats import win_share  # the same share as the tables
 
 REPO = Path(__file__).resolve().parents[1]
 N_BOOT = 2000
@@ -51,12 +51,12 @@ def _outcomes(scores) -> list[list[str]]:
 
 def paired_difference(a: list[list[str]], b: list[list[str]], *, seed: int = 0) -> dict[str, Any]:
     """Win share of b minus that of a, with a bootstrap over documents drawn for both at once."""
-    point = _win_share([o for d in b for o in d]) - _win_share([o for d in a for o in d])
+    point = win_share([o for d in b for o in d]) - win_share([o for d in a for o in d])
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(N_BOOT):
         picks = rng.integers(0, len(a), size=len(a))
-        value = _win_share([o for i in picks for o in b[i]]) - _win_share(
+        value = win_share([o for i in picks for o in b[i]]) - win_share(
             [o for i in picks for o in a[i]]
         )
         if not math.isnan(value):

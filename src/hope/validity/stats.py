@@ -28,7 +28,8 @@ def outcome(best: float, degraded: float) -> str:
     return "win" if best > degraded else "loss"
 
 
-def _win_share(outcomes: Sequence[str]) -> float:
+def win_share(outcomes: Sequence[str]) -> float:
+    """The share of wins among the defined outcomes (ties count as not won); NaN if none is."""
     defined = [o for o in outcomes if o != "undefined"]
     return sum(o == "win" for o in defined) / len(defined) if defined else math.nan
 
@@ -83,8 +84,8 @@ def _summary(by_doc: list[list[str]], n_boot: int, seed: int) -> dict[str, Any]:
         "ties": counts["tie"],
         "losses": counts["loss"],
         "undefined": counts["undefined"],
-        "share_wins": _win_share(flat),
-        "share_wins_ci95": _bootstrap(by_doc, _win_share, n_boot, seed),
+        "share_wins": win_share(flat),
+        "share_wins_ci95": _bootstrap(by_doc, win_share, n_boot, seed),
     }
 
 
