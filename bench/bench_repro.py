@@ -37,6 +37,7 @@ USAGE_FILES = {
     "questions": ("data/questions/summary.json", "usage"),
     "rag": ("data/rag/summary.json", "usage"),
     "ragas": ("data/ragas/summary.json", "usage"),
+    "labelled": ("data/labelled/metrics.json", "llm_requests"),  # a count, not a usage block
 }
 
 
@@ -69,6 +70,9 @@ def llm_requests(work: Path) -> dict[str, Any]:
             counts[stage] = None
             continue
         usage = json.loads(file.read_text()).get(field) or {}
+        if isinstance(usage, int):
+            counts[stage] = usage
+            continue
         if "requests" not in usage:  # one usage block per LLM role (questions, answer, judge)
             usage = {
                 "requests": sum(u.get("requests", 0) for u in usage.values() if isinstance(u, dict))
