@@ -56,10 +56,9 @@ def scratch_repo(repo_root: Path, work: Path, base_url: str) -> None:
         "response_relevancy",
     ]
     params["analysis"].update(bootstrap=200, min_n=3, bins=3, min_bin_size=2)
-    # The labelled slice (conf/experiment/sample.yaml) on the simulated LLM and the hashing
-    # embedder, reading the labelled set from the repository's ../shared.
+    # The labelled slice (conf/experiment/sample.yaml, its data in the package) on the simulated
+    # LLM and the hashing embedder.
     params["labelled"].update(
-        source=str((repo_root.parent / "shared" / "benchmarks" / "chroma-general-eval").resolve()),
         llm="llamacpp_server",
         embedder="hashing",
         overrides=[f"llm.base_url={base_url}"],

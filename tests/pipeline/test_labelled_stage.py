@@ -23,6 +23,8 @@ needs_data = pytest.mark.skipif(not SOURCE.is_dir(), reason="../shared benchmark
 
 def write_params(path: Path, **labelled_keys) -> Path:
     params = compose_params()
+    # The whole set's settings and checksums (experiment=labelled), then the test's keys.
+    params["labelled"] = compose_params(["experiment=labelled"])["labelled"]
     params["labelled"].update(source=str(SOURCE), **labelled_keys)
     params["tracking"] = {"enabled": False}
     path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -36,9 +38,25 @@ def test_labelled_data_copies_the_checked_files(tmp_path, capsys):
     assert labelled_data.main(["--params", str(params), "--out", str(out)]) == 0
     copied = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert copied == ["LICENSE", "corpora/chatlogs.md", "corpora/wikitexts.md", "questions.jsonl"]
-    checksums = compose_params()["labelled"]["checksums"]
+    checksums = compose_params(["experiment=labelled"])["labelled"]["checksums"]
     for name in copied:
         assert hashlib.sha256((out / name).read_bytes()).hexdigest() == checksums[name]
+
+
+def test_the_sample_slice_ships_with_the_package(tmp_path, monkeypatch):
+    """make repro's slice reads nothing outside the repository: labelled.source is relative to
+    the repository root and the files match the composed checksums."""
+    params = compose_params()
+    params["tracking"] = {"enabled": False}
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    monkeypatch.chdir(REPO_ROOT)
+    out = tmp_path / "source"
+    assert labelled_data.main(["--params", str(path), "--out", str(out)]) == 0
+    assert not Path(params["labelled"]["source"]).is_absolute()
+    questions = (out / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(questions) == 56 and all(json.loads(q)["corpus"] == "chatlogs" for q in questions)
+    assert (out / "corpora" / "chatlogs.md").stat().st_size == 40013
 
 
 @needs_data

@@ -69,6 +69,13 @@ def test_the_sample_experiment_keeps_the_pipeline_parameters():
         assert rag == {k: v for k, v in rag_default.items() if k != "llm"}
 
 
+def sample_questions_sha256() -> str:
+    import hashlib
+
+    path = REPO_ROOT / "src" / "hope" / "labelled" / "sample" / "questions.jsonl"
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_the_labelled_experiment_is_the_sample_plus_the_whole_labelled_benchmark():
     sample, whole = compose_params(), compose_params(["experiment=labelled"])
     assert {k: v for k, v in whole.items() if k != "labelled"} == {
@@ -78,8 +85,11 @@ def test_the_labelled_experiment_is_the_sample_plus_the_whole_labelled_benchmark
     assert whole["labelled"] == group
     assert len(whole["labelled"]["corpora"]) == 4 and len(whole["labelled"]["chunkers"]) == 7
     # make repro's slice: one corpus, the three chunkers a tau needs, HOPE under paper only.
+    # Its data ship with the package (nothing outside the repository), checked like the set's.
     assert sample["labelled"] == {
         **group,
+        "source": "src/hope/labelled/sample",
+        "checksums": {**group["checksums"], "questions.jsonl": sample_questions_sha256()},
         "corpora": ["chatlogs"],
         "chunkers": ["fixed_2000_o0", "fixed_500_o0", "recursive_500"],
         "profiles": ["paper"],
