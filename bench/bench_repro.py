@@ -37,7 +37,7 @@ USAGE_FILES = {
     "questions": ("data/questions/summary.json", "usage"),
     "rag": ("data/rag/summary.json", "usage"),
     "ragas": ("data/ragas/summary.json", "usage"),
-    "labelled": ("data/labelled/metrics.json", "llm_requests"),  # a count, not a usage block
+    "labelled": ("data/labelled/metrics.json", "usage"),
 }
 
 
@@ -70,9 +70,6 @@ def llm_requests(work: Path) -> dict[str, Any]:
             counts[stage] = None
             continue
         usage = json.loads(file.read_text()).get(field) or {}
-        if isinstance(usage, int):
-            counts[stage] = usage
-            continue
         if "requests" not in usage:  # one usage block per LLM role (questions, answer, judge)
             usage = {
                 "requests": sum(u.get("requests", 0) for u in usage.values() if isinstance(u, dict))

@@ -131,7 +131,7 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
         assert {"hope", "bleu", "size_compliance", "intra_chunk_cohesion"} <= set(scores)
         assert all(v is None or -1 <= v <= 1 for v in scores.values()), scores
         assert scores["hope"] is not None
-    assert labelled["llm_requests"] > 0
+    assert labelled["usage"]["requests"] > 0
 
     plots = dvc(work, "plots", "show", "--json", env=env)
     assert plots.returncode == 0, plots.stderr[-3000:]
@@ -260,6 +260,10 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         assert {"budget_recall", "iou", "hope", "size_compliance"} <= set(
             labelled_children[0].data.metrics
         )
+        # Each child's LLM usage comes from results.json; together they are the stage's.
+        child_requests = [c.data.metrics["requests"] for c in labelled_children]
+        assert all(r >= 0 for r in child_requests), child_requests
+        assert sum(child_requests) == labelled.data.metrics["usage/requests"] > 0
 
         second = dvc(work, "repro", env=env)
         assert second.returncode == 0, second.stderr[-3000:]

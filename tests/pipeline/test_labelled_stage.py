@@ -15,7 +15,7 @@ import yaml
 from hope.pipeline import REPO_ROOT
 from hope.pipeline.params import compose_params
 from hope.stages import labelled, labelled_data
-from hope.tracking.labelled import flat_tau
+from hope.tracking.labelled import flat_tau, labelled_record
 
 SOURCE = REPO_ROOT.parent / "shared" / "benchmarks" / "chroma-general-eval"
 needs_data = pytest.mark.skipif(not SOURCE.is_dir(), reason="../shared benchmarks not present")
@@ -113,7 +113,7 @@ def test_labelled_stage_writes_the_same_bytes_in_two_folders(tmp_path):
     assert [float(r["mean_chars"]) for r in rows][:2] == [2000.0, 500.0]
     assert all(0 <= float(r["budget_recall"]) <= 1 for r in rows)
     metrics = json.loads(outputs[0]["metrics.json"])
-    assert metrics["llm_requests"] == 0
+    assert metrics["usage"] == {"requests": 0, "cache_hits": 0}
     chatlogs = metrics["tau_budget_recall"]["chatlogs"]
     assert "hope" not in chatlogs and {"bleu", "size_compliance"} <= set(chatlogs)
     assert metrics["tau_budget_recall"]["pooled"] == chatlogs  # one corpus
@@ -134,3 +134,22 @@ def test_score_columns_name_the_profile_beyond_the_first():
     assert labelled.column("hope[paper]", "paper") == "hope"
     assert labelled.column("concept_unity[robust]", "paper") == "concept_unity_robust"
     assert labelled.column("bleu", "paper") == "bleu"
+
+
+def test_each_chunker_usage_sums_its_hope_runs_and_reaches_its_child_record(tmp_path):
+    def cell(*requests):
+        return {"hope": {p: {"llm": {"requests": r, "cache_hits": 1}} for p, r in requests}}
+
+    report = {
+        "corpora": {
+            "a": {"chunkers": {"x": cell(("paper", 3), ("robust", 4)), "y": cell(("paper", 2))}},
+            "b": {"chunkers": {"x": cell(("paper", 5)), "y": {"hope": {}}}},
+        }
+    }
+    usage = labelled.usage_by_chunker(report)
+    assert usage == {"x": {"requests": 12, "cache_hits": 3}, "y": {"requests": 2, "cache_hits": 1}}
+    (tmp_path / "results.json").write_text("{}")
+    metrics = {"usage": {"requests": 14, "cache_hits": 4}}
+    record = labelled_record({}, tmp_path, metrics, [], {}, {}, tmp_path, usage)
+    assert record.usage == metrics["usage"]
+    assert record.usage_by_chunker == usage

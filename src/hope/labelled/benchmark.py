@@ -8,8 +8,9 @@ For one corpus of a labelled set (Chroma's general evaluation set) and a list of
 2. ``score_corpus_hope``: HOPE and its sub-metrics for every chunking of the corpus at once (one
    profile), with the per-item values that ``hope.labelled.convergent`` resamples.
 
-Shared by the DVC stage ``labelled`` (``hope.stages.labelled``, ``hope-run experiment=labelled``'s
-settings in params.yaml) and ``bench/bench_labelled.py``, so both measure with one implementation.
+Shared by the DVC stage ``labelled`` (``hope.stages.labelled``, with the settings of params.yaml
+``labelled:``, which ``dvc exp run -S experiment=labelled`` sets to the whole benchmark) and
+``bench/bench_labelled.py``, so both measure with one implementation.
 """
 
 from __future__ import annotations
@@ -288,7 +289,7 @@ def run_benchmark(
     hope_corpora: Sequence[str] | None = None,
     skip_hope: bool = False,
     timings: dict[str, float] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] = lambda report: None,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
     log: Callable[[str], None] = lambda message: None,
 ) -> dict[str, Any]:
     """The benchmark's report: settings, chunkers (and those not run, with reasons), per corpus the
@@ -296,9 +297,10 @@ def run_benchmark(
 
     ``data_dir`` holds ``corpora/<name>.md`` and ``questions.jsonl``. The report holds no path,
     host or time, so the same inputs give the same report; wall times go to ``timings`` (phase ->
-    seconds). ``checkpoint(report)`` is called after the embedding-only measures and after each
-    corpus' HOPE, so a caller can write what a run cut short has finished. Keys starting with an
-    underscore are in-memory arrays (``convergent.strip_private`` drops them).
+    seconds). ``checkpoint(report)``, if given, is called (with the analysis of what is measured
+    so far) after the embedding-only measures and after each corpus' HOPE, so a caller can write
+    what a run cut short has finished; without it the analysis runs once, at the end. Keys
+    starting with an underscore are in-memory arrays (``convergent.strip_private`` drops them).
     """
     import time
 
@@ -356,10 +358,14 @@ def run_benchmark(
         )
         report["corpora"][corpus_name] = {"sha256": _sha256(path), **entry}
     timings["labelled_and_baselines"] = round(time.perf_counter() - phase, 1)
-    analyse(report, names, {}, settings.resamples, settings.seed)
-    checkpoint(report)
-
     aggregations: dict[str, dict] = {}
+
+    def analysed(report: dict[str, Any]) -> dict[str, Any]:
+        analyse(report, names, aggregations, settings.resamples, settings.seed)
+        return report
+
+    if checkpoint is not None:
+        checkpoint(analysed(report))
     report["profiles_skipped"] = {}
     report["llm_requests"] = 0
     report["llm_cache_hits"] = 0
@@ -392,10 +398,11 @@ def run_benchmark(
                 f"{corpus_name}: HOPE[{profile}] done in {elapsed} s; "
                 + ", ".join(f"{n}={r.get('hope')}" for n, r in results.items())
             )
-            analyse(report, names, aggregations, settings.resamples, settings.seed)
-            checkpoint(report)
-    analyse(report, names, aggregations, settings.resamples, settings.seed)
-    return report
+            if checkpoint is not None:
+                checkpoint(analysed(report))
+    # With checkpoints, the last state of the report is analysed already: the analysis is a pure
+    # function of the measures (seeded bootstrap), so doing it again would give the same numbers.
+    return report if checkpoint is not None else analysed(report)
 
 
 def _sha256(path: Path) -> str:

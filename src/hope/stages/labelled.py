@@ -80,7 +80,8 @@ def chunker_rows(report: Mapping[str, Any], profiles: Sequence[str]) -> list[dic
 
 
 def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
-    """``{"tau_<target>": {"pooled" | corpus: {score column: τ}}, "llm_requests": n}``."""
+    """``{"tau_<target>": {"pooled" | corpus: {score column: τ}}, "usage": {"requests": n, ...}}``
+    (the usage of a cold run, as in the other stages' summaries)."""
     metrics: dict[str, Any] = {}
     for target in TARGETS:
         block: dict[str, dict[str, float]] = {}
@@ -92,8 +93,23 @@ def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
             if cells:
                 block[corpus] = {column(s, primary): c["tau"] for s, c in cells.items()}
         metrics[f"tau_{target}"] = block
-    metrics["llm_requests"] = report.get("llm_requests", 0)
+    metrics["usage"] = {
+        "requests": report.get("llm_requests", 0),
+        "cache_hits": report.get("llm_cache_hits", 0),
+    }
     return metrics
+
+
+def usage_by_chunker(report: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Each chunker's LLM usage (``llm`` of its HOPE runs, summed over corpora and profiles)."""
+    usage: dict[str, dict[str, float]] = {}
+    for entry in report["corpora"].values():
+        for chunker, cell in entry["chunkers"].items():
+            totals = usage.setdefault(chunker, {})
+            for record in cell["hope"].values():
+                for key, value in (record.get("llm") or {}).items():
+                    totals[key] = totals.get(key, 0) + value
+    return usage
 
 
 def run_labelled_stage(
@@ -161,12 +177,19 @@ def main(argv: list[str] | None = None) -> int:
 
     wall_s = round(time.perf_counter() - started, 1)
     run_id = record_labelled_stage(
-        args.params, out, metrics, rows, {**timings, "labelled": wall_s}, [args.data]
+        args.params,
+        out,
+        metrics,
+        rows,
+        {**timings, "labelled": wall_s},
+        [args.data],
+        usage_by_chunker=usage_by_chunker(report),
     )
     pooled = metrics["tau_budget_recall"].get("pooled", {})
     print(
-        f"labelled: {len(rows)} (corpus, chunker) rows -> {out}; {metrics['llm_requests']} LLM "
-        f"requests; tau vs budget recall, pooled: hope {pooled.get('hope')} ({wall_s} s)",
+        f"labelled: {len(rows)} (corpus, chunker) rows -> {out}; "
+        f"{metrics['usage']['requests']} LLM requests; tau vs budget recall, pooled: "
+        f"hope {pooled.get('hope')} ({wall_s} s)",
         file=sys.stderr,
     )
     print(f"labelled: MLflow run {run_id or '- (tracking off)'}", file=sys.stderr)

@@ -5,9 +5,9 @@ every label-free score with every labelled target per corpus and pooled
 (``tau/<target>/<corpus>/<score>``), the score means per corpus (``domain/<corpus>/<score>``:
 the corpus plays the domain's part), LLM usage, the wall times and the stage's files. A child per
 chunker has the labelled measures beside HOPE, BLEU and the baselines under the same keys in
-every child, so that selecting the children and pressing *Compare* puts the chunkers side by
-side, as for the HOPE runs. The run's key is the md5 of results.json: rerunning the stage on the
-same inputs logs into the same run.
+every child, and its LLM usage, so that selecting the children and pressing *Compare* puts the
+chunkers side by side, as for the HOPE runs. The run's key is the md5 of results.json:
+rerunning the stage on the same inputs logs into the same run.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def labelled_record(
     timings: Mapping[str, float],
     data_hashes: Mapping[str, str],
     repo: Path,
+    usage_by_chunker: Mapping[str, Mapping[str, float]] | None = None,
 ) -> RunRecord:
     labelled = dict(params.get("labelled") or {})
     scores = [k for k in rows[0] if k not in NOT_SCORES] if rows else []
@@ -60,7 +61,8 @@ def labelled_record(
         objective_name="tau_budget_recall_pooled_hope",
         objective=float("nan") if objective is None else float(objective),
         seeds={"labelled": labelled.get("seed")},
-        usage={"requests": metrics.get("llm_requests", 0)},
+        usage=dict(metrics.get("usage") or {}),
+        usage_by_chunker=dict(usage_by_chunker or {}),
         timings=dict(timings),
         artifacts={
             name: out_dir / name for name in ("results.json", "chunkers.csv", "metrics.json")
@@ -90,9 +92,11 @@ def record_labelled_stage(
     inputs: Sequence[Path | str],
     *,
     repo: Path | None = None,
+    usage_by_chunker: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str | None:
     """Log the run when params.yaml's ``tracking:`` is enabled; returns its id, else None.
-    ``inputs``: the files or folders the stage read (their md5s are the run's ``dvc.*`` params)."""
+    ``inputs``: the files or folders the stage read (their md5s are the run's ``dvc.*`` params);
+    ``usage_by_chunker``: each chunker's LLM usage, for its child run."""
     repo = Path.cwd() if repo is None else repo
     settings = stage_settings(params_path, repo)
     if not settings.enabled:
@@ -101,5 +105,7 @@ def record_labelled_stage(
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
     params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
     files = [p for path in inputs for p in sorted(Path(path).rglob("*")) if p.is_file()]
-    record = labelled_record(params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo)
+    record = labelled_record(
+        params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo, usage_by_chunker
+    )
     return log_run(record, settings)

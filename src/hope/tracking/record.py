@@ -93,6 +93,8 @@ class RunRecord:
     child_scores: Sequence[str] = CHILD_SCORES
     # Parent metrics beyond the score aggregates (e.g. the labelled benchmark's Kendall tau).
     extra_metrics: Mapping[str, float] = field(default_factory=dict)
+    # chunker -> LLM usage, where no evidence file holds it (the labelled benchmark's results.json)
+    usage_by_chunker: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -230,7 +232,7 @@ def log_children(
                     chunker_metrics(
                         rows,
                         domains=domains,
-                        usage=usage.get(chunker),
+                        usage=usage.get(chunker) or record.usage_by_chunker.get(chunker),
                         failures=record.failures_by_chunker.get(chunker),
                         scores=record.child_scores,
                     ),
