@@ -48,10 +48,12 @@ from hope.models.llm import (
     ChatLLM,
     LLMCallError,
     StructuredResponse,
+    attempt_seed,
+    attempt_temperature,
+    chat_request,
     response_format,
     schema_digest,
 )
-from hope.seeding import derive_seed
 
 # Marks every string of a placeholder answer; a prompt that contains it waits for a later round.
 PENDING = "\u27e6pending\u27e7"
@@ -65,46 +67,6 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 class BatchFileError(ValueError):
     """A batch file that cannot be read as what it claims to be."""
-
-
-def attempt_seed(seed: int | None, attempt: int) -> int | None:
-    """The seed ``ChatLLM`` sends at ``attempt`` (0: the request's own, then derived ones)."""
-    return seed if attempt == 0 else derive_seed(seed or 0, "retry", attempt)
-
-
-def attempt_temperature(
-    temperature: float, retry_temperatures: Sequence[float] | None, attempt: int
-) -> float:
-    """The temperature ``ChatLLM`` sends at ``attempt``."""
-    if retry_temperatures and attempt > 0:
-        return retry_temperatures[min(attempt - 1, len(retry_temperatures) - 1)]
-    return temperature
-
-
-def request_body(
-    llm: ChatLLM,
-    *,
-    messages: Sequence[dict[str, str]],
-    response_model: type[BaseModel],
-    schema_name: str,
-    temperature: float,
-    seed: int | None,
-    max_tokens: int | None,
-) -> dict[str, Any]:
-    """The JSON body ``ChatLLM`` POSTs to /chat/completions for this attempt (``extra_body``
-    merged in, as ``LazyOpenAIClient.post_chat`` does)."""
-    settings = llm.settings
-    body: dict[str, Any] = {
-        "model": settings.model,
-        "messages": list(messages),
-        "temperature": temperature,
-        "max_tokens": max_tokens or settings.max_tokens,
-        "response_format": response_format(schema_name, response_model, settings.strict_schema),
-    }
-    if settings.send_seed and seed is not None:
-        body["seed"] = seed
-    body.update(settings.extra_body)
-    return body
 
 
 def pending_answer(
@@ -231,15 +193,12 @@ class BatchExportLLM(DryRunLLM):
             attempt = self._attempt(key, seed, temperature, retry_temperatures)
             call_seed = attempt_seed(seed, attempt)
             call_temperature = attempt_temperature(temperature, retry_temperatures, attempt)
-            body = request_body(
-                self.real,
-                messages=messages,
-                response_model=model,
-                schema_name=request["schema_name"],
-                temperature=call_temperature,
-                seed=call_seed,
-                max_tokens=request.get("max_tokens"),
+            fmt = response_format(request["schema_name"], model, self.settings.strict_schema)
+            body = chat_request(
+                self.settings, messages, fmt, call_temperature, call_seed, request.get("max_tokens")
             )
+            # The JSON ChatLLM POSTs: extra_body merged in, as LazyOpenAIClient.post_chat does.
+            body.update(body.pop("extra_body", {}))
             entry = {
                 "attempt": attempt,
                 "seed": call_seed,
