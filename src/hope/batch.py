@@ -168,27 +168,24 @@ class BatchExportLLM(DryRunLLM):
         self.failed: set[str] = set()
 
     async def structured(self, **request: Any) -> StructuredResponse:
-        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
-        key = self.real.cache_key(**{name: request.get(name) for name in fields})
+        key = self.real.request_key(request)
         messages, model = request["messages"], request["response_model"]
         validate, seed = request.get("validate"), request.get("seed")
         temperature = request["temperature"]
         record = RecordedRequest(request["schema_name"], key, True, 0, 0)
         self.requests.append(record)
-        if any(PENDING in m["content"] for m in messages):
-            record.cached = False
-            self.waiting.add(key)
-            value, raw = pending_answer(model, messages, seed, validate)
-            return StructuredResponse(value, raw, False, 0, seed, temperature)
+        waiting = any(PENDING in m["content"] for m in messages)
         try:
-            hit = self.real.lookup(key, model, validate)
+            hit = None if waiting else self.real.lookup(key, model, validate)
         except LLMCallError:
             self.failed.add(key)
             raise
         if hit is not None:
             return hit
         record.cached = False
-        if key not in self.exported:
+        if waiting:
+            self.waiting.add(key)
+        elif key not in self.exported:
             retry_temperatures = request.get("invalid_retry_temperatures")
             attempt = self._attempt(key, seed, temperature, retry_temperatures)
             call_seed = attempt_seed(seed, attempt)

@@ -294,6 +294,11 @@ class ChatLLM:
             material["extra_body"] = dict(self.settings.extra_body)
         return content_key(material)
 
+    def request_key(self, request: dict[str, Any]) -> str:
+        """``cache_key`` of a ``structured`` call, given its keyword arguments."""
+        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
+        return self.cache_key(**{name: request.get(name) for name in fields})
+
     def lookup(
         self,
         key: str,
@@ -333,14 +338,9 @@ class ChatLLM:
 
     def _report(self, request: dict[str, Any], started_ns: int, mark: float, result, error) -> None:
         try:
-            key = self.cache_key(
-                **{k: request.get(k) for k in ("messages", "temperature", "seed", "max_tokens")},
-                response_model=request["response_model"],
-                prompt_id=request["prompt_id"],
-            )
             self.on_call(  # type: ignore[misc]
                 LLMCall(
-                    key=key,
+                    key=self.request_key(request),
                     prompt_id=request["prompt_id"],
                     messages=list(request["messages"]),
                     response=result.raw if result is not None else None,
