@@ -125,9 +125,7 @@ class RoundFiles:
             self._in_file = 0
         line = {"custom_id": key, "method": "POST", "url": CHAT_URL, "body": body}
         self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-        schema = body["response_format"]["json_schema"]["schema"]
-        digest = entry["schema"]
-        self._schemas.setdefault(digest, schema)
+        self._schemas.setdefault(entry["schema"], body["response_format"]["json_schema"]["schema"])
         self._manifest.write(json.dumps({"custom_id": key, "file": self.files[-1], **entry}) + "\n")
         self._in_file += 1
         self.written += 1
