@@ -485,12 +485,8 @@ def serve(argv: list[str] | None = None) -> int:
     ) as server:
         print(json.dumps({"base_url": server.base_url}), flush=True)
         sys.stdin.read()
-        stats = {
-            "requests": server.requests,
-            "preflights": server.preflights,
-            "faulted": server.faulted,
-            "max_in_flight": server.max_in_flight,
-        }
+        counts = ("requests", "preflights", "faulted", "max_in_flight")
+        stats = {name: getattr(server, name) for name in counts}
     print(json.dumps(stats), flush=True)
     return 0
 

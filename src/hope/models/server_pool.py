@@ -88,13 +88,8 @@ class ServerState:
     ejections: int = 0
 
     def stats(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "requests": self.requests,
-            "failures": self.failures,
-            "ejections": self.ejections,
-            "down": self.down,
-        }
+        fields = ("url", "requests", "failures", "ejections", "down")
+        return {name: getattr(self, name) for name in fields}
 
 
 @dataclass
