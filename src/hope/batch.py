@@ -33,12 +33,10 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from hope.cache import ResponseCache
 from hope.io import iter_json_objects, write_json_atomic
@@ -69,20 +67,9 @@ class BatchFileError(ValueError):
     """A batch file that cannot be read as what it claims to be."""
 
 
-def pending_answer(
-    response_model: type[BaseModel],
-    messages: Sequence[dict[str, str]],
-    seed: int | None,
-    validate: Callable[[Any], None] | None,
-) -> tuple[BaseModel, str]:
-    """A schema-valid placeholder whose every string carries ``PENDING``."""
-    return synthetic_answer(
-        response_model, messages, seed, validate, words=_WORD.findall,
-        mark=lambda value, schema: _mark(value, schema, schema), purpose="batch export",
-    )  # fmt: skip
-
-
-def _mark(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
+def _mark(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> Any:
+    """``value`` (an instance of ``schema``) with ``PENDING`` before each free-text string."""
+    root = root or schema
     if "$ref" in schema:
         return _mark(value, root["$defs"][schema["$ref"].split("/")[-1]], root)
     if isinstance(value, dict):
@@ -204,7 +191,10 @@ class BatchExportLLM(DryRunLLM):
             self.files.add(key, body, entry)
             self.exported.add(key)
             self.exported_kinds[request["schema_name"]] += 1
-        value, raw = pending_answer(model, messages, seed, validate)
+        # A schema-valid placeholder whose every string carries PENDING.
+        value, raw = synthetic_answer(
+            model, messages, seed, validate, words=_WORD.findall, mark=_mark, purpose="batch export"
+        )
         return StructuredResponse(value, raw, False, 0, seed, temperature)
 
     def _attempt(
