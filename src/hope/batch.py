@@ -33,12 +33,10 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel
 
 from hope.cache import ResponseCache
 from hope.io import iter_json_objects, write_json_atomic
@@ -48,10 +46,12 @@ from hope.models.llm import (
     ChatLLM,
     LLMCallError,
     StructuredResponse,
+    attempt_seed,
+    attempt_temperature,
+    chat_request,
     response_format,
     schema_digest,
 )
-from hope.seeding import derive_seed
 
 # Marks every string of a placeholder answer; a prompt that contains it waits for a later round.
 PENDING = "\u27e6pending\u27e7"
@@ -67,60 +67,9 @@ class BatchFileError(ValueError):
     """A batch file that cannot be read as what it claims to be."""
 
 
-def attempt_seed(seed: int | None, attempt: int) -> int | None:
-    """The seed ``ChatLLM`` sends at ``attempt`` (0: the request's own, then derived ones)."""
-    return seed if attempt == 0 else derive_seed(seed or 0, "retry", attempt)
-
-
-def attempt_temperature(
-    temperature: float, retry_temperatures: Sequence[float] | None, attempt: int
-) -> float:
-    """The temperature ``ChatLLM`` sends at ``attempt``."""
-    if retry_temperatures and attempt > 0:
-        return retry_temperatures[min(attempt - 1, len(retry_temperatures) - 1)]
-    return temperature
-
-
-def request_body(
-    llm: ChatLLM,
-    *,
-    messages: Sequence[dict[str, str]],
-    response_model: type[BaseModel],
-    schema_name: str,
-    temperature: float,
-    seed: int | None,
-    max_tokens: int | None,
-) -> dict[str, Any]:
-    """The JSON body ``ChatLLM`` POSTs to /chat/completions for this attempt (``extra_body``
-    merged in, as ``LazyOpenAIClient.post_chat`` does)."""
-    settings = llm.settings
-    body: dict[str, Any] = {
-        "model": settings.model,
-        "messages": list(messages),
-        "temperature": temperature,
-        "max_tokens": max_tokens or settings.max_tokens,
-        "response_format": response_format(schema_name, response_model, settings.strict_schema),
-    }
-    if settings.send_seed and seed is not None:
-        body["seed"] = seed
-    body.update(settings.extra_body)
-    return body
-
-
-def pending_answer(
-    response_model: type[BaseModel],
-    messages: Sequence[dict[str, str]],
-    seed: int | None,
-    validate: Callable[[Any], None] | None,
-) -> tuple[BaseModel, str]:
-    """A schema-valid placeholder whose every string carries ``PENDING``."""
-    return synthetic_answer(
-        response_model, messages, seed, validate, words=_WORD.findall,
-        mark=lambda value, schema: _mark(value, schema, schema), purpose="batch export",
-    )  # fmt: skip
-
-
-def _mark(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any]) -> Any:
+def _mark(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> Any:
+    """``value`` (an instance of ``schema``) with ``PENDING`` before each free-text string."""
+    root = root or schema
     if "$ref" in schema:
         return _mark(value, root["$defs"][schema["$ref"].split("/")[-1]], root)
     if isinstance(value, dict):
@@ -163,9 +112,7 @@ class RoundFiles:
             self._in_file = 0
         line = {"custom_id": key, "method": "POST", "url": CHAT_URL, "body": body}
         self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-        schema = body["response_format"]["json_schema"]["schema"]
-        digest = entry["schema"]
-        self._schemas.setdefault(digest, schema)
+        self._schemas.setdefault(entry["schema"], body["response_format"]["json_schema"]["schema"])
         self._manifest.write(json.dumps({"custom_id": key, "file": self.files[-1], **entry}) + "\n")
         self._in_file += 1
         self.written += 1
@@ -206,40 +153,34 @@ class BatchExportLLM(DryRunLLM):
         self.failed: set[str] = set()
 
     async def structured(self, **request: Any) -> StructuredResponse:
-        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
-        key = self.real.cache_key(**{name: request.get(name) for name in fields})
+        key = self.real.request_key(request)
         messages, model = request["messages"], request["response_model"]
         validate, seed = request.get("validate"), request.get("seed")
         temperature = request["temperature"]
         record = RecordedRequest(request["schema_name"], key, True, 0, 0)
         self.requests.append(record)
-        if any(PENDING in m["content"] for m in messages):
-            record.cached = False
-            self.waiting.add(key)
-            value, raw = pending_answer(model, messages, seed, validate)
-            return StructuredResponse(value, raw, False, 0, seed, temperature)
+        waiting = any(PENDING in m["content"] for m in messages)
         try:
-            hit = self.real.lookup(key, model, validate)
+            hit = None if waiting else self.real.lookup(key, model, validate)
         except LLMCallError:
             self.failed.add(key)
             raise
         if hit is not None:
             return hit
         record.cached = False
-        if key not in self.exported:
+        if waiting:
+            self.waiting.add(key)
+        elif key not in self.exported:
             retry_temperatures = request.get("invalid_retry_temperatures")
             attempt = self._attempt(key, seed, temperature, retry_temperatures)
             call_seed = attempt_seed(seed, attempt)
             call_temperature = attempt_temperature(temperature, retry_temperatures, attempt)
-            body = request_body(
-                self.real,
-                messages=messages,
-                response_model=model,
-                schema_name=request["schema_name"],
-                temperature=call_temperature,
-                seed=call_seed,
-                max_tokens=request.get("max_tokens"),
+            fmt = response_format(request["schema_name"], model, self.settings.strict_schema)
+            body = chat_request(
+                self.settings, messages, fmt, call_temperature, call_seed, request.get("max_tokens")
             )
+            # The JSON ChatLLM POSTs: extra_body merged in, as LazyOpenAIClient.post_chat does.
+            body.update(body.pop("extra_body", {}))
             entry = {
                 "attempt": attempt,
                 "seed": call_seed,
@@ -250,7 +191,10 @@ class BatchExportLLM(DryRunLLM):
             self.files.add(key, body, entry)
             self.exported.add(key)
             self.exported_kinds[request["schema_name"]] += 1
-        value, raw = pending_answer(model, messages, seed, validate)
+        # A schema-valid placeholder whose every string carries PENDING.
+        value, raw = synthetic_answer(
+            model, messages, seed, validate, words=_WORD.findall, mark=_mark, purpose="batch export"
+        )
         return StructuredResponse(value, raw, False, 0, seed, temperature)
 
     def _attempt(

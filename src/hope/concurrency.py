@@ -37,15 +37,14 @@ async def gather_bounded(
     results: dict[int, Result] = {}
     pending = enumerate(items)
 
-    async def worker() -> None:
-        # One shared iterator: next() runs to completion between awaits, so no item is taken twice.
-        for index, item in pending:
-            results[index] = await run(item)
-            bar.update(1)
-
     async def one(index: int, item: Item) -> None:
         results[index] = await run(item)
         bar.update(1)
+
+    async def worker() -> None:
+        # One shared iterator: next() runs to completion between awaits, so no item is taken twice.
+        for index, item in pending:
+            await one(index, item)
 
     if limit is None:
         tasks = [asyncio.ensure_future(one(index, item)) for index, item in pending]

@@ -123,23 +123,16 @@ def _sentence(text: str, schema: dict[str, Any], fallback: str) -> str:
 def word_responder(request: dict[str, Any]) -> str:
     """Schema-valid answers of random words of the user message (the responder before answers
     quoted their prompt): unrelated texts, for unit tests written against them."""
-    fmt = request.get("response_format")
-    if not isinstance(fmt, dict) or "json_schema" not in fmt:
-        return "OK"
-    user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")
-    vocabulary = sorted(set(_WORD.findall(user)))
-    return json.dumps(
-        schema_instance(fmt["json_schema"]["schema"], request_rng(request), vocabulary)
-    )
+    return schema_responder(request, quote=False)
 
 
-def schema_responder(request: dict[str, Any]) -> str:
+def schema_responder(request: dict[str, Any], *, quote: bool = True) -> str:
     """Default behaviour: a schema-valid answer quoting runs of the prompt's passage or context
     (plain "OK" to a request without a JSON schema, such as the preflight's).
 
     Answers and statements are then text-derived and overlap where their prompts share text, so
     a simulated run gives spread in the scores (semantic independence, the RAG indicators)
-    rather than unrelated random words.
+    rather than unrelated random words. ``quote=False``: random words of the prompt instead.
     """
     fmt = request.get("response_format")
     if not isinstance(fmt, dict) or "json_schema" not in fmt:
@@ -147,7 +140,7 @@ def schema_responder(request: dict[str, Any]) -> str:
     schema = fmt["json_schema"]["schema"]
     user = "\n\n".join(m["content"] for m in request["messages"] if m["role"] == "user")
     vocabulary = sorted(set(_WORD.findall(user)))
-    source = source_words(user)
+    source = source_words(user) if quote else None
     return json.dumps(schema_instance(schema, request_rng(request), vocabulary, source=source))
 
 
@@ -403,16 +396,11 @@ class SimulatedServer:
         if refusal is not None:
             return refusal
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
-        data = []
-        for index, text in enumerate(inputs):
-            digest = hashlib.sha256(str(text).encode("utf-8")).digest()
-            data.append(
-                {
-                    "object": "embedding",
-                    "index": index,
-                    "embedding": [b - 127.5 for b in digest[:8]],
-                }
-            )
+        digests = [hashlib.sha256(str(text).encode("utf-8")).digest() for text in inputs]
+        data = [
+            {"object": "embedding", "index": index, "embedding": [b - 127.5 for b in digest[:8]]}
+            for index, digest in enumerate(digests)
+        ]
         return web.json_response(
             {
                 "object": "list",
@@ -497,12 +485,8 @@ def serve(argv: list[str] | None = None) -> int:
     ) as server:
         print(json.dumps({"base_url": server.base_url}), flush=True)
         sys.stdin.read()
-        stats = {
-            "requests": server.requests,
-            "preflights": server.preflights,
-            "faulted": server.faulted,
-            "max_in_flight": server.max_in_flight,
-        }
+        counts = ("requests", "preflights", "faulted", "max_in_flight")
+        stats = {name: getattr(server, name) for name in counts}
     print(json.dumps(stats), flush=True)
     return 0
 

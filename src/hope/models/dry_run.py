@@ -75,8 +75,7 @@ class DryRunLLM:
 
     async def structured(self, **request: Any) -> StructuredResponse:
         """``ChatLLM.structured``'s arguments; its retry options are moot (nothing is sent)."""
-        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
-        key = self.real.cache_key(**{name: request.get(name) for name in fields})
+        key = self.real.request_key(request)
         messages, response_model = request["messages"], request["response_model"]
         validate, seed = request.get("validate"), request.get("seed")
         cap = request.get("max_tokens") or self.settings.max_tokens

@@ -63,10 +63,6 @@ class EmbeddedServer:
         # Name and size identify the weights without hashing ~100 MB at every start.
         return f"gguf:{self.gguf_path.name}:{self.gguf_path.stat().st_size}"
 
-    @property
-    def running(self) -> bool:
-        return self._server is not None
-
     def ensure_started(self) -> str:
         with self._lock:
             if self._base_url is None:

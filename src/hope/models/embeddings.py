@@ -251,11 +251,7 @@ class CachingEmbedder(Embedder):
             return np.stack([found[text] for text in texts])
 
     def stats(self) -> dict[str, int]:
-        return {
-            "texts_computed": self.texts_computed,
-            "cache_hits": self.cache_hits,
-            "memo_hits": self.memo_hits,
-        }
+        return {name: getattr(self, name) for name in ("texts_computed", "cache_hits", "memo_hits")}
 
 
 class HashingEmbedder(Embedder):

@@ -29,9 +29,7 @@ def open_cache(path: str | os.PathLike | None = None) -> ResponseCache:
     """``None``: $HOPE_CACHE or .cache/hope/cache.sqlite; ``":memory:"`` keeps nothing on disk."""
     if path is None:
         path = os.environ.get("HOPE_CACHE", str(DEFAULT_CACHE))
-    if str(path).lower() in IN_MEMORY:
-        return ResponseCache(None)
-    return ResponseCache(path)
+    return ResponseCache(None if str(path).lower() in IN_MEMORY else path)
 
 
 def embedded_server(

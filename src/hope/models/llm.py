@@ -178,6 +178,43 @@ def response_format(schema_name: str, model: type[BaseModel], strict: bool) -> d
     }
 
 
+def attempt_seed(seed: int | None, attempt: int) -> int | None:
+    """The seed ``ChatLLM`` sends at ``attempt`` (0: the request's own, then derived ones)."""
+    return seed if attempt == 0 else derive_seed(seed or 0, "retry", attempt)
+
+
+def attempt_temperature(
+    temperature: float, retry_temperatures: Sequence[float] | None, attempt: int
+) -> float:
+    """The temperature ``ChatLLM`` sends at ``attempt``."""
+    if retry_temperatures and attempt > 0:
+        return retry_temperatures[min(attempt - 1, len(retry_temperatures) - 1)]
+    return temperature
+
+
+def chat_request(
+    settings: LLMSettings,
+    messages: Sequence[dict[str, str]],
+    fmt: dict[str, Any],
+    temperature: float,
+    seed: int | None,
+    max_tokens: int | None,
+) -> dict[str, Any]:
+    """The arguments of ``chat.completions.create`` for one attempt (``extra_body`` apart)."""
+    request: dict[str, Any] = {
+        "model": settings.model,
+        "messages": list(messages),
+        "temperature": temperature,
+        "max_tokens": max_tokens or settings.max_tokens,
+        "response_format": fmt,
+    }
+    if settings.send_seed and seed is not None:
+        request["seed"] = seed
+    if settings.extra_body:
+        request["extra_body"] = dict(settings.extra_body)
+    return request
+
+
 class ChatLLM:
     """Async structured-output client with caching, bounded concurrency and retries.
 
@@ -257,6 +294,11 @@ class ChatLLM:
             material["extra_body"] = dict(self.settings.extra_body)
         return content_key(material)
 
+    def request_key(self, request: dict[str, Any]) -> str:
+        """``cache_key`` of a ``structured`` call, given its keyword arguments."""
+        fields = ("messages", "response_model", "temperature", "seed", "max_tokens", "prompt_id")
+        return self.cache_key(**{name: request.get(name) for name in fields})
+
     def lookup(
         self,
         key: str,
@@ -296,14 +338,9 @@ class ChatLLM:
 
     def _report(self, request: dict[str, Any], started_ns: int, mark: float, result, error) -> None:
         try:
-            key = self.cache_key(
-                **{k: request.get(k) for k in ("messages", "temperature", "seed", "max_tokens")},
-                response_model=request["response_model"],
-                prompt_id=request["prompt_id"],
-            )
             self.on_call(  # type: ignore[misc]
                 LLMCall(
-                    key=key,
+                    key=self.request_key(request),
                     prompt_id=request["prompt_id"],
                     messages=list(request["messages"]),
                     response=result.raw if result is not None else None,
@@ -428,24 +465,11 @@ class ChatLLM:
 
         while True:
             calls += 1
-            call_seed = (
-                seed if invalid_count == 0 else derive_seed(seed or 0, "retry", invalid_count)
+            call_seed = attempt_seed(seed, invalid_count)
+            call_temperature = attempt_temperature(
+                temperature, invalid_retry_temperatures, invalid_count
             )
-            call_temperature = temperature
-            if invalid_retry_temperatures and invalid_count > 0:
-                idx = min(invalid_count - 1, len(invalid_retry_temperatures) - 1)
-                call_temperature = invalid_retry_temperatures[idx]
-            request: dict[str, Any] = {
-                "model": settings.model,
-                "messages": list(messages),
-                "temperature": call_temperature,
-                "max_tokens": max_tokens or settings.max_tokens,
-                "response_format": fmt,
-            }
-            if settings.send_seed and call_seed is not None:
-                request["seed"] = call_seed
-            if settings.extra_body:
-                request["extra_body"] = dict(settings.extra_body)
+            request = chat_request(settings, messages, fmt, call_temperature, call_seed, max_tokens)
             transient = False
             raw: str | None = None
             # An invalid answer that arrived before a kill is replayed, not asked again.

@@ -305,10 +305,9 @@ class LazyOpenAIClient:
         loop_id = id(asyncio.get_running_loop())
         client = self._clients.get((loop_id, url))
         if client is None:
-            if url is not None:
-                endpoint = url
-            else:
-                endpoint = self._endpoint() if callable(self._endpoint) else self._endpoint
+            endpoint = url if url is not None else self._endpoint
+            if callable(endpoint):
+                endpoint = endpoint()
             if not endpoint:
                 raise MissingEndpointError(f"no base_url configured for {self.settings.model}")
             if self.pool is None:

@@ -71,11 +71,6 @@ def _classify_error(exc: BaseException) -> ErrorKind:
     return classify_error(exc)
 
 
-def pool_failure(kind: ErrorKind) -> Failure:
-    """What a failure of kind ``kind`` (``classify_error``) says about the server that gave it."""
-    return {"fatal": "server_down", "transient": "transient"}.get(kind, "content")
-
-
 class NoServerError(RuntimeError):
     """The pool was built without a server."""
 
@@ -93,13 +88,8 @@ class ServerState:
     ejections: int = 0
 
     def stats(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "requests": self.requests,
-            "failures": self.failures,
-            "ejections": self.ejections,
-            "down": self.down,
-        }
+        fields = ("url", "requests", "failures", "ejections", "down")
+        return {name: getattr(self, name) for name in fields}
 
 
 @dataclass
@@ -155,7 +145,10 @@ class ServerPool:
         return [s.url for s in self.servers if not s.down]
 
     def failure_of(self, exc: BaseException) -> Failure:
-        return pool_failure(self._classify(exc))
+        """What ``exc`` (its ``classify_error`` kind) says about the server that gave it."""
+        return {"fatal": "server_down", "transient": "transient"}.get(
+            self._classify(exc), "content"
+        )
 
     def take_out(self, url: str, reason: str) -> None:
         """Take ``url`` out now (e.g. it failed the preflight); it is probed after its cool-down."""
