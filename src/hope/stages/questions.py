@@ -49,13 +49,11 @@ def make_questions(
 
     check_documents(documents)
     endpoint = models.role_endpoint(config, "questions")
-    make_llm = models.chat_llm_factory(endpoint, cache, questions_client)
-    fallback_llm = make_llm()
+    fallback_llm = models.chat_llm_factory(endpoint, cache, questions_client)()
     judge_endpoint = models.role_endpoint(config, "judge")
     judge = models.chat_llm_factory(judge_endpoint, cache, questions_client)()
     qcfg = config.questions
-    ragas_generate = None
-    ragas_client = None
+    ragas_generate = ragas_client = None
     if qcfg.generator in ("auto", "ragas"):
         llm, ragas_client, embeddings = runner.ragas_models(
             config,
