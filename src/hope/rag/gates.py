@@ -130,10 +130,6 @@ class SupportVerdict(BaseModel):
     quote: str = Field(default="", max_length=400)
 
 
-def support_prompt() -> Prompt:
-    return load_prompt("rag_support", PROMPT_DIR)
-
-
 async def supported(
     question: str,
     reference: str,
@@ -154,7 +150,7 @@ async def supported(
     if judge is None:
         no_judge = GateResult(False, UNSUPPORTED, "not extractive and no judge to check it", "none")
         return no_judge, None
-    prompt = prompt or support_prompt()
+    prompt = prompt or load_prompt("rag_support", PROMPT_DIR)
     try:
         response = await judge.structured(
             messages=prompt.render(
