@@ -18,10 +18,6 @@ from hope.seeding import derive_seed
 PROMPT_DIR = str(Path(__file__).parent / "prompts")
 
 
-def answer_prompt() -> Prompt:
-    return load_prompt("rag_answer", PROMPT_DIR)
-
-
 class RagAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -95,7 +91,7 @@ async def answer_all(
     ``make_llm()`` returns a fresh ``ChatLLM`` (sharing client and cache) per answer so that each
     record carries its own usage; ``concurrency`` bounds the requests in flight overall.
     """
-    prompt = prompt or answer_prompt()
+    prompt = prompt or load_prompt("rag_answer", PROMPT_DIR)
 
     def one(pair: tuple[Mapping[str, Any], str]) -> Awaitable[dict[str, Any]]:
         question, chunker = pair

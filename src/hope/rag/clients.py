@@ -10,6 +10,7 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
+from functools import partial
 from types import SimpleNamespace
 from typing import Any
 
@@ -43,16 +44,12 @@ def bound_schema(schema: Any, *, max_string_chars: int, max_items: int) -> Any:
     An answer a capable judge writes stays inside the bounds, and ragas' own pydantic models
     still validate the result.
     """
+    bound = partial(bound_schema, max_string_chars=max_string_chars, max_items=max_items)
     if isinstance(schema, list):
-        return [
-            bound_schema(s, max_string_chars=max_string_chars, max_items=max_items) for s in schema
-        ]
+        return [bound(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    bounded = {
-        key: bound_schema(value, max_string_chars=max_string_chars, max_items=max_items)
-        for key, value in schema.items()
-    }
+    bounded = {key: bound(value) for key, value in schema.items()}
     types = schema.get("type")
     types = types if isinstance(types, list) else [types]
     free_string = "enum" not in schema and "const" not in schema and "pattern" not in schema
@@ -88,7 +85,6 @@ class CachingChatClient:
         identity: str,
         cache: ResponseCache | None,
         concurrency: int = 4,
-        namespace: str = RAGAS_CACHE_NAMESPACE,
         schema_bounds: Mapping[str, int] | None = None,
     ):
         self.inner = inner
@@ -96,7 +92,6 @@ class CachingChatClient:
         self.identity = identity
         self.cache = cache
         self.concurrency = concurrency
-        self.namespace = namespace
         self.requests = 0
         self.cache_hits = 0
         self.prompt_tokens = 0
@@ -111,11 +106,9 @@ class CachingChatClient:
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop_id = id(asyncio.get_running_loop())
-        semaphore = self._semaphores.get(loop_id)
-        if semaphore is None:
-            semaphore = asyncio.Semaphore(self.concurrency)
-            self._semaphores = {loop_id: semaphore}
-        return semaphore
+        if loop_id not in self._semaphores:
+            self._semaphores = {loop_id: asyncio.Semaphore(self.concurrency)}
+        return self._semaphores[loop_id]
 
     def key(self, request: dict[str, Any]) -> str:
         material = {k: v for k, v in request.items() if k not in _TRANSPORT_FIELDS}
@@ -127,7 +120,7 @@ class CachingChatClient:
         request = self._bounded(request)
         key = self.key(request)
         if self.cache is not None:
-            hit = self.cache.get_json(self.namespace, key)
+            hit = self.cache.get_json(RAGAS_CACHE_NAMESPACE, key)
             if hit is not None:
                 self.cache_hits += 1
                 return ChatCompletion.model_validate(hit)
@@ -150,7 +143,7 @@ class CachingChatClient:
         self.prompt_tokens += usage.get("prompt_tokens", 0) or 0
         self.completion_tokens += usage.get("completion_tokens", 0) or 0
         if self.cache is not None:
-            self.cache.put_json(self.namespace, key, stored)
+            self.cache.put_json(RAGAS_CACHE_NAMESPACE, key, stored)
         return ChatCompletion.model_validate(stored)
 
     def _backend_error(self, exc: BaseException, request: dict[str, Any]) -> BackendError:
@@ -233,8 +226,7 @@ def ragas_embeddings(embedder: Embedder) -> Any:
             return self.embed_texts([text])[0]
 
         def embed_texts(self, texts: Sequence[str], **kwargs: Any) -> list[list[float]]:
-            vectors = np.asarray(self.inner.embed(list(texts)), dtype=np.float64)
-            return vectors.tolist()
+            return np.asarray(self.inner.embed(list(texts)), dtype=np.float64).tolist()
 
         async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
             return (await self.aembed_texts([text]))[0]

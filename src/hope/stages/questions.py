@@ -21,6 +21,7 @@ rerun with the same config sends no request and a killed run resumes.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -49,13 +50,11 @@ def make_questions(
 
     check_documents(documents)
     endpoint = models.role_endpoint(config, "questions")
-    make_llm = models.chat_llm_factory(endpoint, cache, questions_client)
-    fallback_llm = make_llm()
+    fallback_llm = models.chat_llm_factory(endpoint, cache, questions_client)()
     judge_endpoint = models.role_endpoint(config, "judge")
     judge = models.chat_llm_factory(judge_endpoint, cache, questions_client)()
     qcfg = config.questions
-    ragas_generate = None
-    ragas_client = None
+    ragas_generate = ragas_client = None
     if qcfg.generator in ("auto", "ragas"):
         llm, ragas_client, embeddings = runner.ragas_models(
             config,
@@ -89,10 +88,8 @@ def make_questions(
         max_attempts=qcfg.max_attempts,
         progress=progress,
     )
-    rejected: dict[str, int] = {}
-    for entry in report.values():
-        for reason, n in entry["rejected"].items():
-            rejected[reason] = rejected.get(reason, 0) + n
+    # Each domain counts a reason only once it rejected something (counts >= 1), so none drops.
+    rejected = sum((Counter(e["rejected"]) for e in report.values()), Counter())
     summary = {
         "profile": profile,
         "questions": len(questions),

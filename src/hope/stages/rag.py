@@ -61,9 +61,7 @@ def run_rag(
             progress=progress,
         )
     )
-    failed: dict[str, int] = {c: 0 for c in chunkers}
-    for record in records:
-        failed[record["chunker"]] += record["answer"] is None
+    failed = {c: sum(r["chunker"] == c and r["answer"] is None for r in records) for c in chunkers}
     summary = {
         "questions": len(questions),
         "chunkers": chunkers,

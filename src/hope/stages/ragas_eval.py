@@ -85,8 +85,7 @@ def evaluate_answers(
     check_questions(questions)
     by_id = {q["question_id"]: q for q in questions}
     items = attach_contexts(answers, passages)
-    caching = None
-    identity = None
+    caching = identity = None
     if metrics is None:
         endpoint = models.role_endpoint(config, "judge")
         identity = endpoint.identity
