@@ -200,12 +200,7 @@ class HopeEvaluator:
         )
         correct = [r["correct"] for r in ip_ev if r["status"] == "ok"]
         inf = scoring.information_preservation(correct) if correct else math.nan
-        values = {
-            "concept_unity": con,
-            "semantic_independence": sem,
-            "information_preservation": inf,
-        }
-        for name, value in values.items():
+        for name, value in zip(METRICS, (con, sem, inf), strict=True):
             if math.isnan(value):
                 message = f"{name} is undefined (NaN): no item could be scored"
                 warnings.append(message)
@@ -216,11 +211,7 @@ class HopeEvaluator:
         if math.isnan(hope):
             warnings.append("HOPE is undefined (NaN) because a sub-metric is")
 
-        counts = {
-            "concept_unity": _count(cu_ev),
-            "semantic_independence": _count(si_ev),
-            "information_preservation": _count(ip_ev),
-        }
+        counts = {name: _count(ev) for name, ev in zip(METRICS, (cu_ev, si_ev, ip_ev), strict=True)}
         not_sampled = {"score": None, "status": "not_sampled", "reason": "settings.focus_passages"}
         by_focus = {i: (c, s) for i, c, s in zip(focus, cu_ev, si_ev, strict=True)}
         passage_records = [
