@@ -75,10 +75,6 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     return lock
 
 
-def _entry_key(spec: SourceSpec) -> str:
-    return spec.domain
-
-
 def locked_spec(spec: SourceSpec, lock: dict[str, Any], *, update: bool = False) -> SourceSpec:
     """``spec`` with the lock's sha256 of each file added to its checksums (config wins).
 
@@ -87,7 +83,7 @@ def locked_spec(spec: SourceSpec, lock: dict[str, Any], *, update: bool = False)
     """
     if not is_remote(spec.base) or update:
         return spec
-    entry = lock.get("sources", {}).get(_entry_key(spec))
+    entry = lock.get("sources", {}).get(spec.domain)
     if not entry or entry.get("base") != spec.base or entry.get("revision") != spec.revision:
         return spec
     return replace(spec, checksums={**entry.get("files", {}), **spec.checksums})
@@ -116,8 +112,8 @@ def record_checksums(
     lock = read_lock(lock_path)
     sources = lock.setdefault("sources", {})
     entry = {"base": spec.base, "revision": spec.revision, "files": dict(sorted(recorded.items()))}
-    if sources.get(_entry_key(spec)) != entry:
-        sources[_entry_key(spec)] = entry
+    if sources.get(spec.domain) != entry:
+        sources[spec.domain] = entry
         lock["sources"] = dict(sorted(sources.items()))
         write_json_atomic(lock_path, lock)
     return recorded
