@@ -213,6 +213,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         summarise,
         write_score_outputs,
     )
+    from hope.tracking import TrackingSettings
 
     validate_run_config(_plain(cfg))
     started = time.perf_counter()
@@ -242,7 +243,8 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     # corpus's. The file is written in chunker-major order, as the chunk stage writes it.
     evaluator = build_evaluator(cfg)
     llm = evaluator.llm
-    llm.on_call = recorder = trace_recorder(cfg)
+    # The observer sampling the job's LLM calls for MLflow traces, or None (tracking off).
+    llm.on_call = recorder = TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
     sizes: list[tuple[str, str, int]] = []
     bleu: list[dict[str, Any]] = []
     timings["chunk"] = 0.0
@@ -331,13 +333,6 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers, traces)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)
     return objective
-
-
-def trace_recorder(cfg: DictConfig):
-    """The observer sampling the job's LLM calls for MLflow traces, or None (tracking off)."""
-    from hope.tracking import TrackingSettings
-
-    return TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
 
 
 def shard_tags(cfg: DictConfig) -> dict[str, str]:
