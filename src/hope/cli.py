@@ -51,10 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     from hope.batch_cli import add_batch_command
     from hope.labelled.cli import add_labelled_command
-
-    add_labelled_command(sub)
     from hope.pipeline.shards import add_merge_command
 
+    add_labelled_command(sub)
     add_merge_command(sub)
     add_batch_command(sub)
     score = sub.add_parser(
