@@ -240,9 +240,7 @@ def merge_summaries(
         for name, n in summary.get("undefined_scores", {}).items():
             undefined[name] = undefined.get(name, 0) + n
         prompts.update(summary.get("prompts") or {})
-    chunkers: list[str] = []
-    for summary in summaries:
-        chunkers.extend(c for c in summary.get("chunkers", []) if c not in chunkers)
+    chunkers = list(dict.fromkeys(c for s in summaries for c in s.get("chunkers", [])))
     return {
         "pairs": sum(s.get("pairs", 0) for s in summaries),
         "usage": usage,
