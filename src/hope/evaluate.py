@@ -154,20 +154,15 @@ class HopeEvaluator:
         started = time.perf_counter()
 
         focus = focus_indices(passages, settings.focus_passages, settings.seed)
-        progress = None
         ctx = EvalContext(self.llm, self.embedder, settings)
         ip = InformationPreservation(ctx)
         segments = ip.segments(document)
         if settings.progress:
             from tqdm.auto import tqdm
 
-            progress = tqdm(
-                total=2 * len(focus) + len(segments),
-                desc=progress_desc,
-                unit="item",
-                leave=False,
+            ctx.progress = tqdm(
+                total=2 * len(focus) + len(segments), desc=progress_desc, unit="item", leave=False
             )
-        ctx.progress = progress
         try:
             passage_vectors = await ctx.embed(passages)
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
@@ -184,8 +179,8 @@ class HopeEvaluator:
             )
             cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
         finally:
-            if progress is not None:
-                progress.close()
+            if ctx.progress is not None:
+                ctx.progress.close()
             llm_usage = usage_scope.get()
             usage_scope.reset(scope_token)
 
