@@ -129,8 +129,7 @@ def download(spec: SourceSpec, out_dir: Path) -> dict[str, Any]:
         # The archive is tens of gigabytes for a full release; only the extracted parses are kept.
         archive.path.unlink()
     else:
-        for rel in sorted(wanted):  # type: ignore[type-var]
-            files.append(_fetch(spec, rel, out_dir)[1])  # type: ignore[arg-type]
+        files.extend(_fetch(spec, rel, out_dir)[1] for rel in sorted(wanted))  # type: ignore[arg-type, type-var]
     return {
         "files": files,
         "metadata": metadata_rel,
