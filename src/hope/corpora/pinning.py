@@ -89,11 +89,6 @@ def locked_spec(spec: SourceSpec, lock: dict[str, Any], *, update: bool = False)
     return replace(spec, checksums={**entry.get("files", {}), **spec.checksums})
 
 
-def _relative(location: str, base: str) -> str:
-    prefix = base.rstrip("/") + "/"
-    return location[len(prefix) :] if location.startswith(prefix) else location
-
-
 def record_checksums(
     spec: SourceSpec, files: list[dict[str, Any]], lock_path: str | os.PathLike[str]
 ) -> dict[str, str]:
@@ -104,8 +99,9 @@ def record_checksums(
     """
     if not is_remote(spec.base):
         return {}
+    prefix = spec.base.rstrip("/") + "/"  # the lock names files relative to the source's base
     recorded = {
-        _relative(f["location"], spec.base): f["sha256"]
+        f["location"].removeprefix(prefix): f["sha256"]
         for f in files
         if f.get("location") and f.get("sha256")
     }
