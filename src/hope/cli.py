@@ -15,7 +15,7 @@ import json
 import logging
 import sys
 
-from hope.io import InputFileError, read_passages_jsonl, read_text, write_json_atomic
+from hope.io import read_passages_jsonl, read_text, write_json_atomic
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -51,10 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     from hope.batch_cli import add_batch_command
     from hope.labelled.cli import add_labelled_command
-
-    add_labelled_command(sub)
     from hope.pipeline.shards import add_merge_command
 
+    add_labelled_command(sub)
     add_merge_command(sub)
     add_batch_command(sub)
     score = sub.add_parser(
@@ -83,10 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
         print(f"hope: error: {exc}", file=sys.stderr)
         return BACKEND_EXIT_CODE
-    except InputFileError as exc:
-        print(f"hope: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # InputError, pydantic validation of settings, bad config values
+    except ValueError as exc:  # InputFileError, InputError, settings validation, bad config values
         print(f"hope: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:

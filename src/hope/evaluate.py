@@ -154,20 +154,15 @@ class HopeEvaluator:
         started = time.perf_counter()
 
         focus = focus_indices(passages, settings.focus_passages, settings.seed)
-        progress = None
         ctx = EvalContext(self.llm, self.embedder, settings)
         ip = InformationPreservation(ctx)
         segments = ip.segments(document)
         if settings.progress:
             from tqdm.auto import tqdm
 
-            progress = tqdm(
-                total=2 * len(focus) + len(segments),
-                desc=progress_desc,
-                unit="item",
-                leave=False,
+            ctx.progress = tqdm(
+                total=2 * len(focus) + len(segments), desc=progress_desc, unit="item", leave=False
             )
-        ctx.progress = progress
         try:
             passage_vectors = await ctx.embed(passages)
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
@@ -184,8 +179,8 @@ class HopeEvaluator:
             )
             cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
         finally:
-            if progress is not None:
-                progress.close()
+            if ctx.progress is not None:
+                ctx.progress.close()
             llm_usage = usage_scope.get()
             usage_scope.reset(scope_token)
 
@@ -200,12 +195,7 @@ class HopeEvaluator:
         )
         correct = [r["correct"] for r in ip_ev if r["status"] == "ok"]
         inf = scoring.information_preservation(correct) if correct else math.nan
-        values = {
-            "concept_unity": con,
-            "semantic_independence": sem,
-            "information_preservation": inf,
-        }
-        for name, value in values.items():
+        for name, value in zip(METRICS, (con, sem, inf), strict=True):
             if math.isnan(value):
                 message = f"{name} is undefined (NaN): no item could be scored"
                 warnings.append(message)
@@ -216,11 +206,7 @@ class HopeEvaluator:
         if math.isnan(hope):
             warnings.append("HOPE is undefined (NaN) because a sub-metric is")
 
-        counts = {
-            "concept_unity": _count(cu_ev),
-            "semantic_independence": _count(si_ev),
-            "information_preservation": _count(ip_ev),
-        }
+        counts = {name: _count(ev) for name, ev in zip(METRICS, (cu_ev, si_ev, ip_ev), strict=True)}
         not_sampled = {"score": None, "status": "not_sampled", "reason": "settings.focus_passages"}
         by_focus = {i: (c, s) for i, c, s in zip(focus, cu_ev, si_ev, strict=True)}
         passage_records = [

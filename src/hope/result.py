@@ -42,16 +42,10 @@ class HopeResult:
 
     @property
     def scores(self) -> dict[str, float]:
-        return {
-            "hope": self.hope,
-            "concept_unity": self.concept_unity,
-            "semantic_independence": self.semantic_independence,
-            "information_preservation": self.information_preservation,
-        }
+        return {name: getattr(self, name) for name in ("hope", *METRICS)}
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        return _nan_to_none(data)
+        return _nan_to_none(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HopeResult:

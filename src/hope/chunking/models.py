@@ -225,7 +225,3 @@ def resolve_embedding_model(name: str) -> str:
     if path.exists():
         return str(path.resolve())
     return name
-
-
-def is_local_model(resolved: str) -> bool:
-    return Path(resolved).is_dir()

@@ -59,13 +59,6 @@ def _config_path(name: str, conf_dir: Path) -> Path:
     return path
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    # Hydra wraps the target's exception (sometimes twice); the innermost one says what is wrong.
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return exc
-
-
 def load_chunker(name: str, conf_dir: Path | str = DEFAULT_CONF_DIR) -> Chunker:
     """Load and instantiate ``<conf_dir>/<name>.yaml`` (or a YAML path given as ``name``).
 
@@ -109,9 +102,11 @@ def chunker_from_config(
     try:
         fn = instantiate(OmegaConf.create(config), _convert_="all")
     except InstantiationException as exc:
-        cause = _root_cause(exc)
-        detail = str(cause) if cause is not exc else str(exc)
-        raise ChunkerConfigError(f"{where}: {detail}") from cause
+        # Hydra wraps the target's exception (sometimes twice); the innermost says what is wrong.
+        cause: BaseException = exc
+        while cause.__cause__ is not None:
+            cause = cause.__cause__
+        raise ChunkerConfigError(f"{where}: {cause}") from cause
     except (ChunkerConfigError, TypeError, ValueError) as exc:
         raise ChunkerConfigError(f"{where}: {exc}") from exc
     if not callable(fn):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +22,6 @@ from hope.chunking.models import (
     EmbeddingModelError,
     hf_cached,
     hub_offline,
-    is_local_model,
     resolve_embedding_model,
 )
 from hope.chunking.passages import ChunkingError, Passage, build_passages
@@ -38,7 +38,6 @@ def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddin
         location = resolve_embedding_model(settings.model)
     except EmbeddingModelError as exc:
         raise ChunkingError(f"semantic chunker: {exc}") from exc
-    local = is_local_model(location)
     from sentence_transformers import SentenceTransformer
 
     try:
@@ -46,8 +45,8 @@ def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddin
             location,
             device=settings.device,
             trust_remote_code=settings.trust_remote_code,
-            # Never reach for the hub when the files are already here.
-            local_files_only=local or hub_offline() or hf_cached(location),
+            # Never reach for the hub when the files are already here (a local model folder).
+            local_files_only=Path(location).is_dir() or hub_offline() or hf_cached(location),
         )
     except Exception as exc:  # sentence-transformers raises many types for an unusable model
         raise ChunkingError(

@@ -33,6 +33,19 @@ class _Settings(BaseModel):
 S = TypeVar("S", bound=_Settings)
 
 
+# Checks shared by the families' size and count fields.
+def _positive(value: int) -> int:
+    if value <= 0:
+        raise ValueError(f"must be > 0, got {value}")
+    return value
+
+
+def _non_negative(value: int) -> int:
+    if value < 0:
+        raise ValueError(f"must be >= 0, got {value}")
+    return value
+
+
 class CharacterSplitSettings(_Settings):
     """Shared by the fixed-size and recursive splitters; sizes count characters."""
 
@@ -40,19 +53,8 @@ class CharacterSplitSettings(_Settings):
     chunk_overlap: int = Field(0, description="characters shared by neighbouring passages")
     strip_whitespace: bool
 
-    @field_validator("chunk_size")
-    @classmethod
-    def _positive_size(cls, value: int) -> int:
-        if value <= 0:
-            raise ValueError(f"must be > 0, got {value}")
-        return value
-
-    @field_validator("chunk_overlap")
-    @classmethod
-    def _non_negative_overlap(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError(f"must be >= 0, got {value}")
-        return value
+    _positive_size = field_validator("chunk_size")(_positive)
+    _non_negative_overlap = field_validator("chunk_overlap")(_non_negative)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> CharacterSplitSettings:
@@ -113,19 +115,10 @@ class SemanticSettings(_Settings):
             raise ValueError(f"must be strictly between 0 and 1, got {value}")
         return value
 
-    @field_validator("chunk_size", "similarity_window", "min_sentences_per_chunk", "batch_size")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value <= 0:
-            raise ValueError(f"must be > 0, got {value}")
-        return value
-
-    @field_validator("min_characters_per_sentence")
-    @classmethod
-    def _non_negative(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError(f"must be >= 0, got {value}")
-        return value
+    _positive_counts = field_validator(
+        "chunk_size", "similarity_window", "min_sentences_per_chunk", "batch_size"
+    )(_positive)
+    _non_negative_count = field_validator("min_characters_per_sentence")(_non_negative)
 
     @field_validator("delim")
     @classmethod

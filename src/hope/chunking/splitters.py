@@ -11,8 +11,16 @@ from hope.chunking.settings import FixedSizeSettings, RecursiveSettings, validat
 class _LangChainChunker:
     """Shared by the LangChain splitters: their text pieces are located back in the document."""
 
-    _splitter: Any
-    settings: Any
+    def __init__(self, name: str | None, settings: Any, splitter: type, **options: Any) -> None:
+        # ``name`` is the config's label; accepted so a plain Hydra instantiate of the config works.
+        self.name = name
+        self.settings = settings
+        self._splitter = splitter(
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+            strip_whitespace=settings.strip_whitespace,
+            **options,
+        )
 
     def __call__(self, document_text: str, doc_id: str, chunker_name: str) -> list[Passage]:
         return build_passages(
@@ -36,15 +44,8 @@ class FixedSizeChunker(_LangChainChunker):
     def __init__(self, name: str | None = None, **params: Any) -> None:
         from langchain_text_splitters import CharacterTextSplitter
 
-        # ``name`` is the config's label; accepted so a plain Hydra instantiate of the config works.
-        self.name = name
-        self.settings = validate_settings(FixedSizeSettings, "fixed-size chunker", params)
-        self._splitter = CharacterTextSplitter(
-            separator="",
-            chunk_size=self.settings.chunk_size,
-            chunk_overlap=self.settings.chunk_overlap,
-            strip_whitespace=self.settings.strip_whitespace,
-        )
+        settings = validate_settings(FixedSizeSettings, "fixed-size chunker", params)
+        super().__init__(name, settings, CharacterTextSplitter, separator="")
 
 
 class RecursiveChunker(_LangChainChunker):
@@ -54,12 +55,7 @@ class RecursiveChunker(_LangChainChunker):
     def __init__(self, name: str | None = None, **params: Any) -> None:
         from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-        # ``name`` is the config's label; accepted so a plain Hydra instantiate of the config works.
-        self.name = name
-        self.settings = validate_settings(RecursiveSettings, "recursive chunker", params)
-        self._splitter = RecursiveCharacterTextSplitter(
-            separators=list(self.settings.separators),
-            chunk_size=self.settings.chunk_size,
-            chunk_overlap=self.settings.chunk_overlap,
-            strip_whitespace=self.settings.strip_whitespace,
+        settings = validate_settings(RecursiveSettings, "recursive chunker", params)
+        super().__init__(
+            name, settings, RecursiveCharacterTextSplitter, separators=list(settings.separators)
         )

@@ -33,10 +33,8 @@ DEFAULT_LICENSES = (
     "creativecommons.org/publicdomain/zero/",
 )
 _PLACEHOLDER = re.compile(r"\{\{(formula|cite|figure|table|ref)[^{}]*\}\}")
-_PLACEHOLDER_RUN = re.compile(
-    r"\{\{(?:formula|cite|figure|table|ref)[^{}]*\}\}"
-    r"(?:[\s,;]*\{\{(?:formula|cite|figure|table|ref)[^{}]*\}\})*"
-)
+_ONE_PLACEHOLDER = r"\{\{(?:formula|cite|figure|table|ref)[^{}]*\}\}"
+_PLACEHOLDER_RUN = re.compile(rf"{_ONE_PLACEHOLDER}(?:[\s,;]*{_ONE_PLACEHOLDER})*")
 _MARKERS = {"formula": "[formula]", "cite": "[citation]", "figure": "[figure]", "table": "[table]"}
 _LICENSE_URL = re.compile(
     r"creativecommons\.org/(?:licenses/([a-z-]+)|publicdomain/(zero))/([\d.]+)"

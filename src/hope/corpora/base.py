@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from hope.corpora.fetch import fetch
 from hope.corpora.schema import Document
@@ -91,14 +91,6 @@ class Rejected:
 
     key: str
     reason: str
-
-
-class Adapter(Protocol):
-    def download(self, spec: SourceSpec, out_dir: Path) -> dict[str, Any]: ...
-
-    def candidates(
-        self, spec: SourceSpec, raw_dir: Path, manifest: dict[str, Any]
-    ) -> Iterable[Candidate | Rejected]: ...
 
 
 def rank_key(seed: int, domain: str, key: str) -> str:

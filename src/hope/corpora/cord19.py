@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hope.corpora.base import Candidate, CorpusError, Rejected, SkipDocument, SourceSpec
-from hope.corpora.fetch import FetchError, fetch
+from hope.corpora.fetch import Fetched, FetchError, fetch
 from hope.corpora.schema import make_document
 from hope.io import write_atomic
 
@@ -107,29 +107,29 @@ def _extract_from_archive(archive: Path, wanted: set[str], out_dir: Path) -> Non
         raise FetchError(f"{archive}: missing parse files {sorted(remaining)[:5]}")
 
 
+def _fetch(spec: SourceSpec, rel: str, out_dir: Path) -> tuple[Fetched, dict[str, Any]]:
+    """``rel`` fetched into ``out_dir`` (against its pinned sha256, if any) and its record."""
+    got = fetch(spec.base, rel, out_dir / rel, sha256=spec.checksums.get(rel))
+    return got, {**got.record(out_dir), "verified": bool(spec.checksums.get(rel))}
+
+
 def download(spec: SourceSpec, out_dir: Path) -> dict[str, Any]:
     metadata_rel = spec.options.get("metadata", "metadata.csv")
     max_papers = int(spec.options.get("max_papers", 200))
     licenses = list(spec.options.get("licenses") or [])
-    meta = fetch(
-        spec.base, metadata_rel, out_dir / metadata_rel, sha256=spec.checksums.get(metadata_rel)
-    )
-    files = [{**meta.record(out_dir), "verified": bool(spec.checksums.get(metadata_rel))}]
+    meta, record = _fetch(spec, metadata_rel, out_dir)
+    files = [record]
     chosen, excluded = select_rows(read_metadata(meta.path), licenses, max_papers)
     wanted = {parse_path(row) for row in chosen}
     archive_rel = spec.options.get("parses_archive")
     if archive_rel:
-        archive = fetch(
-            spec.base, archive_rel, out_dir / archive_rel, sha256=spec.checksums.get(archive_rel)
-        )
-        files.append({**archive.record(out_dir), "verified": bool(spec.checksums.get(archive_rel))})
+        archive, record = _fetch(spec, archive_rel, out_dir)
+        files.append(record)
         _extract_from_archive(archive.path, wanted, out_dir)  # type: ignore[arg-type]
         # The archive is tens of gigabytes for a full release; only the extracted parses are kept.
         archive.path.unlink()
     else:
-        for rel in sorted(wanted):  # type: ignore[type-var]
-            got = fetch(spec.base, rel, out_dir / rel, sha256=spec.checksums.get(rel))  # type: ignore[arg-type]
-            files.append({**got.record(out_dir), "verified": bool(spec.checksums.get(rel))})
+        files.extend(_fetch(spec, rel, out_dir)[1] for rel in sorted(wanted))  # type: ignore[arg-type, type-var]
     return {
         "files": files,
         "metadata": metadata_rel,

@@ -9,6 +9,7 @@ of a large file is ever transferred; that head is what the download stage stores
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import lzma
 import posixpath
@@ -30,14 +31,10 @@ def head_lines(
 ) -> tuple[list[bytes], dict[str, Any]]:
     """Read at most ``max_lines`` lines of an xz-compressed JSONL file, streaming."""
     location = join_location(base, relpath)
-    lines: list[bytes] = []
     with open_location(location) as opened:
         try:
             with lzma.open(opened.stream, "rb") as xz:
-                for line in xz:
-                    lines.append(line)
-                    if len(lines) >= max_lines:
-                        break
+                lines = list(itertools.islice(xz, max_lines))
                 # One more read tells a file of exactly max_lines lines from a longer one.
                 complete = len(lines) < max_lines or xz.readline() == b""
         except lzma.LZMAError as exc:

@@ -75,10 +75,6 @@ def read_lock(path: str | os.PathLike[str]) -> dict[str, Any]:
     return lock
 
 
-def _entry_key(spec: SourceSpec) -> str:
-    return spec.domain
-
-
 def locked_spec(spec: SourceSpec, lock: dict[str, Any], *, update: bool = False) -> SourceSpec:
     """``spec`` with the lock's sha256 of each file added to its checksums (config wins).
 
@@ -87,15 +83,10 @@ def locked_spec(spec: SourceSpec, lock: dict[str, Any], *, update: bool = False)
     """
     if not is_remote(spec.base) or update:
         return spec
-    entry = lock.get("sources", {}).get(_entry_key(spec))
+    entry = lock.get("sources", {}).get(spec.domain)
     if not entry or entry.get("base") != spec.base or entry.get("revision") != spec.revision:
         return spec
     return replace(spec, checksums={**entry.get("files", {}), **spec.checksums})
-
-
-def _relative(location: str, base: str) -> str:
-    prefix = base.rstrip("/") + "/"
-    return location[len(prefix) :] if location.startswith(prefix) else location
 
 
 def record_checksums(
@@ -108,16 +99,17 @@ def record_checksums(
     """
     if not is_remote(spec.base):
         return {}
+    prefix = spec.base.rstrip("/") + "/"  # the lock names files relative to the source's base
     recorded = {
-        _relative(f["location"], spec.base): f["sha256"]
+        f["location"].removeprefix(prefix): f["sha256"]
         for f in files
         if f.get("location") and f.get("sha256")
     }
     lock = read_lock(lock_path)
     sources = lock.setdefault("sources", {})
     entry = {"base": spec.base, "revision": spec.revision, "files": dict(sorted(recorded.items()))}
-    if sources.get(_entry_key(spec)) != entry:
-        sources[_entry_key(spec)] = entry
+    if sources.get(spec.domain) != entry:
+        sources[spec.domain] = entry
         lock["sources"] = dict(sorted(sources.items()))
         write_json_atomic(lock_path, lock)
     return recorded

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import unicodedata
 from dataclasses import asdict, dataclass, fields
 from typing import Any
@@ -75,9 +74,6 @@ class Document:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, sort_keys=False)
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Document))

@@ -23,7 +23,8 @@ MARKER = ".mlflow_parent_run"
 PARENT_ENV = "HOPE_MLFLOW_PARENT_RUN_ID"
 
 
-def _settings(config: DictConfig):
+def tracking_settings(config: DictConfig):
+    """The ``tracking`` settings of a composed config; None without them or with tracking off."""
     from hope.tracking.settings import TrackingSettings
 
     tracking = config.get("tracking")
@@ -38,7 +39,7 @@ class MlflowSweepCallback(Callback):
         from hope.pipeline import REPO_ROOT
         from hope.tracking.sweep import start_parent_run
 
-        settings = _settings(config)
+        settings = tracking_settings(config)
         if settings is None:
             return
         sweep_dir = Path(str(config.hydra.sweep.dir))
@@ -58,7 +59,7 @@ class MlflowSweepCallback(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         from hope.tracking.sweep import finish_parent_run
 
-        settings = _settings(config)
+        settings = tracking_settings(config)
         if settings is None:
             return
         marker = Path(str(config.hydra.sweep.dir)) / MARKER

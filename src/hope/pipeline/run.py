@@ -213,6 +213,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         summarise,
         write_score_outputs,
     )
+    from hope.tracking import TrackingSettings
 
     validate_run_config(_plain(cfg))
     started = time.perf_counter()
@@ -242,7 +243,8 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     # corpus's. The file is written in chunker-major order, as the chunk stage writes it.
     evaluator = build_evaluator(cfg)
     llm = evaluator.llm
-    llm.on_call = recorder = trace_recorder(cfg)
+    # The observer sampling the job's LLM calls for MLflow traces, or None (tracking off).
+    llm.on_call = recorder = TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
     sizes: list[tuple[str, str, int]] = []
     bleu: list[dict[str, Any]] = []
     timings["chunk"] = 0.0
@@ -301,12 +303,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         columns.append("bleu")
     objective = objective_value(rows, str(cfg.objective))
 
-    usage = llm.usage.to_dict()
-    summary = summarise(scored, usage)
-    failures = {
-        metric: sum(by_chunker.values())
-        for metric, by_chunker in summary["failures_by_metric_and_chunker"].items()
-    }
+    summary = summarise(scored, llm.usage.to_dict())
     timings["total"] = time.perf_counter() - started
     summary.update(
         {
@@ -328,16 +325,9 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         write_json_atomic(out / SHARD_FILE, summary["shard"])
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(sizes, chunkers))
     traces = recorder.calls if recorder is not None else ()
-    track(cfg, rows, columns, summary, usage, failures, timings, objective, out, chunkers, traces)
+    track(cfg, rows, columns, summary, objective, out, chunkers, traces)
     log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)
     return objective
-
-
-def trace_recorder(cfg: DictConfig):
-    """The observer sampling the job's LLM calls for MLflow traces, or None (tracking off)."""
-    from hope.tracking import TrackingSettings
-
-    return TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
 
 
 def shard_tags(cfg: DictConfig) -> dict[str, str]:
@@ -352,15 +342,13 @@ def track(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     summary: Mapping[str, Any],
-    usage: Mapping[str, Any],
-    failures: Mapping[str, int],
-    timings: Mapping[str, float],
     objective: float,
     out: Path,
     chunkers: Sequence[Chunker],
     traces: Sequence[Any] = (),
 ) -> str | None:
-    """Log the job as a parent run with a child run per chunker (``hope.tracking.record``)."""
+    """Log the job as a parent run with a child run per chunker (``hope.tracking.record``); usage,
+    failures and timings come from ``summary``."""
     from hope.pipeline.callbacks import job_context
     from hope.tracking import RunRecord, TrackingSettings, log_run
     from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
@@ -371,6 +359,10 @@ def track(
     if not settings.enabled:
         return None
     parent_run_id, job_tags = job_context()
+    failures = {
+        metric: sum(by_chunker.values())
+        for metric, by_chunker in summary["failures_by_metric_and_chunker"].items()
+    }
     config = {k: v for k, v in _plain(cfg).items() if k != "hydra"}
     documents = Path(str(summary.get("documents_path") or out / "documents.jsonl"))
     datasets = [
@@ -386,9 +378,9 @@ def track(
         objective=objective,
         seeds={"corpus": cfg.corpus.seed, "hope": cfg.hope.seed},
         prompts=summary.get("prompts") or {},
-        usage=usage,
+        usage=summary["usage"],
         failures=failures,
-        timings=timings,
+        timings=summary["timings_s"],
         artifacts={
             "scores.csv": out / "scores.csv",
             "summary.json": out / "summary.json",

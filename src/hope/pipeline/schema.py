@@ -37,10 +37,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
 class BleuParams(_Strict):
     tokenize: Annotated[str, _one_of(*OFFLINE_TOKENIZERS)] = "13a"
     joiner: str = " "
@@ -92,8 +88,10 @@ class RunBleu(BleuParams):
     enabled: bool = True
 
 
-class RunConfig(_Open):
+class RunConfig(BaseModel):
     """A ``hope-run`` job (conf/config.yaml); groups checked elsewhere pass through."""
+
+    model_config = ConfigDict(extra="allow")
 
     chunkers: list[str] = Field(min_length=1)
     hope: HopeSettings

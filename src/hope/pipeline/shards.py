@@ -240,9 +240,7 @@ def merge_summaries(
         for name, n in summary.get("undefined_scores", {}).items():
             undefined[name] = undefined.get(name, 0) + n
         prompts.update(summary.get("prompts") or {})
-    chunkers: list[str] = []
-    for summary in summaries:
-        chunkers.extend(c for c in summary.get("chunkers", []) if c not in chunkers)
+    chunkers = list(dict.fromkeys(c for s in summaries for c in s.get("chunkers", [])))
     return {
         "pairs": sum(s.get("pairs", 0) for s in summaries),
         "usage": usage,
@@ -295,8 +293,7 @@ def sweep_run(paths: Sequence[str | Path]) -> tuple[Any, str] | None:
     from omegaconf import OmegaConf
 
     import hope.pipeline  # noqa: F401  (registers ${hope_repo:}, which the saved config uses)
-    from hope.pipeline.callbacks import MARKER
-    from hope.tracking.settings import TrackingSettings
+    from hope.pipeline.callbacks import MARKER, tracking_settings
 
     dirs = shard_dirs(paths)
     candidates = [Path(p) for p in paths] + [d.parent for d in dirs]
@@ -304,11 +301,8 @@ def sweep_run(paths: Sequence[str | Path]) -> tuple[Any, str] | None:
     config_file = dirs[0] / ".hydra" / "config.yaml"
     if marker is None or not config_file.is_file():
         return None
-    tracking = OmegaConf.load(config_file).get("tracking")
-    if tracking is None:
-        return None
-    settings = TrackingSettings.from_mapping(OmegaConf.to_container(tracking, resolve=True))
-    if not settings.enabled:
+    settings = tracking_settings(OmegaConf.load(config_file))
+    if settings is None:
         return None
     return settings, marker.read_text(encoding="utf-8").strip()
 

@@ -75,20 +75,17 @@ def summarise(
         if chunker in lengths:
             lengths[chunker].append(chars)
             docs[chunker].add(doc_id)
-    return {
-        chunker.name: {
+    summary: dict[str, dict[str, Any]] = {}
+    for chunker in chunkers:
+        chars = lengths[chunker.name]
+        summary[chunker.name] = {
             "documents": len(docs[chunker.name]),
-            "passages": len(lengths[chunker.name]),
-            "mean_chars": round(statistics.fmean(lengths[chunker.name]), 2)
-            if lengths[chunker.name]
-            else None,
-            "median_chars": statistics.median(lengths[chunker.name])
-            if lengths[chunker.name]
-            else None,
+            "passages": len(chars),
+            "mean_chars": round(statistics.fmean(chars), 2) if chars else None,
+            "median_chars": statistics.median(chars) if chars else None,
             "config": chunker.config,
         }
-        for chunker in chunkers
-    }
+    return summary
 
 
 def chunker_names_from_params(path: Path) -> list[str]:

@@ -66,17 +66,14 @@ def run_download(
         if out_dir.exists():
             shutil.rmtree(out_dir)
         os.replace(staging, out_dir)
-    except ChecksumError as exc:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        if lock_path is None:
-            raise
-        raise ChecksumError(
-            f"{exc} (sha256 pinned in corpora.sources.{domain}.checksums or recorded in "
-            f"{lock_path} at the first download); if the source changed on purpose, rerun with "
-            "--update-checksums (HOPE_UPDATE_CHECKSUMS=1) to record the new file"
-        ) from exc
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, ChecksumError) and lock_path is not None:
+            raise ChecksumError(
+                f"{exc} (sha256 pinned in corpora.sources.{domain}.checksums or recorded in "
+                f"{lock_path} at the first download); if the source changed on purpose, rerun "
+                "with --update-checksums (HOPE_UPDATE_CHECKSUMS=1) to record the new file"
+            ) from exc
         raise
     log.info("%s: %d file(s) from %s -> %s", domain, len(manifest["files"]), spec.base, out_dir)
     return manifest

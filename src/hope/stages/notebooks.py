@@ -70,13 +70,12 @@ def resolve_kernel(kernel_name: str | None = None) -> Iterator[str]:
     if kernel_name is not None:
         yield kernel_name
         return
-    preferred = KERNEL_NAME
     try:
-        spec = KernelSpecManager().get_kernel_spec(preferred)
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
     except NoSuchKernel:
         spec = None
     if spec is not None and _runs_this_python(spec.argv):
-        yield preferred
+        yield KERNEL_NAME
         return
     with tempfile.TemporaryDirectory(prefix="hope-kernels-") as tmp:
         folder = Path(tmp) / "kernels" / TEMP_KERNEL_NAME

@@ -132,9 +132,7 @@ def score_row(document: Mapping[str, Any], chunker: str, result: HopeResult) -> 
     return row
 
 
-def summarise(
-    scored: Sequence[tuple[Mapping[str, Any], str, HopeResult]], llm_usage: Mapping[str, Any]
-) -> dict[str, Any]:
+def summarise(scored: Sequence[Scored], llm_usage: Mapping[str, Any]) -> dict[str, Any]:
     failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     prompts: dict[str, Any] = {}
     for _, chunker, result in scored:
@@ -154,12 +152,6 @@ def summarise(
         "settings": first.settings if first else None,
         "models": first.models if first else None,
     }
-
-
-def evidence_line(document: Mapping[str, Any], chunker: str, result: HopeResult) -> dict:
-    return without_run_timings(
-        {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
-    )
 
 
 class EvidenceStream:
@@ -194,7 +186,8 @@ class EvidenceStream:
             self._spool.unlink(missing_ok=True)
 
     def __call__(self, document: Mapping[str, Any], chunker: str, result: HopeResult) -> Scored:
-        self._handle.writelines(jsonl_lines([evidence_line(document, chunker, result)]))
+        line = {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
+        self._handle.writelines(jsonl_lines([without_run_timings(line)]))
         ids = [{"passage_id": p.get("passage_id")} for p in result.passages]
         return document, chunker, replace(result, passages=ids, segments=[])
 

@@ -29,33 +29,30 @@ COLUMNS = (
 
 def build_table1(records: list[dict[str, Any]], manifest: dict[str, Any]) -> list[dict[str, Any]]:
     docs = [validate_record(r) for r in records]
-    rows = []
-    for domain in DOMAINS:
-        lengths = [d.n_chars for d in docs if d.domain == domain]
-        info = manifest.get("domains", {}).get(domain, {})
-        rows.append(
-            {
-                "domain": domain,
-                "data_type": DOMAIN_LABELS[domain],
-                "documents": len(lengths),
-                "paper_documents": PAPER_COUNTS[domain],
-                "source": info.get("source_label", ""),
-                "mean_chars": round(statistics.fmean(lengths), 1) if lengths else None,
-                "median_chars": statistics.median(lengths) if lengths else None,
-            }
-        )
-    lengths = [d.n_chars for d in docs]
-    rows.append(
-        {
-            "domain": "total",
-            "data_type": "Total",
-            "documents": len(docs),
-            "paper_documents": sum(PAPER_COUNTS.values()),
-            "source": "",
+    sources = manifest.get("domains", {})
+
+    def row(domain: str, data_type: str, lengths: list[int], paper: int, source: str) -> dict:
+        return {
+            "domain": domain,
+            "data_type": data_type,
+            "documents": len(lengths),
+            "paper_documents": paper,
+            "source": source,
             "mean_chars": round(statistics.fmean(lengths), 1) if lengths else None,
             "median_chars": statistics.median(lengths) if lengths else None,
         }
-    )
+
+    rows = [
+        row(
+            domain,
+            DOMAIN_LABELS[domain],
+            [d.n_chars for d in docs if d.domain == domain],
+            PAPER_COUNTS[domain],
+            sources.get(domain, {}).get("source_label", ""),
+        )
+        for domain in DOMAINS
+    ]
+    rows.append(row("total", "Total", [d.n_chars for d in docs], sum(PAPER_COUNTS.values()), ""))
     return rows
 
 
