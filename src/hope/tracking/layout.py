@@ -22,7 +22,7 @@ from typing import Any
 from hope.result import METRICS
 from hope.tracking.names import finite_mean, is_finite, name_part
 from hope.tracking.settings import TrackingSettings
-from hope.tracking.store import client_for, experiment_id, log_batches, with_retry
+from hope.tracking.store import client_for, experiment_id, with_retry
 
 PARENT_TAG = "mlflow.parentRunId"
 RUN_KEY_TAG = "hope.run_key"
@@ -179,7 +179,3 @@ def log_child_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) ->
     for i in range(0, len(items), 1000):
         batch = items[i : i + 1000]
         with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
-
-
-def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
-    log_batches(client, run_id, params, {})

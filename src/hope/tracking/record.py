@@ -107,7 +107,7 @@ def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mappi
     return params
 
 
-def run_metrics(record: RunRecord, settings: TrackingSettings) -> dict[str, float]:
+def run_metrics(record: RunRecord) -> dict[str, float]:
     """The parent run's metrics: corpus and domain level (per chunker: the children)."""
     metrics = aggregate_metrics(
         record.rows, record.score_columns, per_pair=False, per_chunker=False
@@ -159,7 +159,7 @@ def log_run(
         if not created:  # a logged param cannot change: add only the new ones
             known = client.get_run(run_id).data.params
             params = {k: v for k, v in params.items() if k not in known}
-        log_batches(client, run_id, params, run_metrics(record, settings))
+        log_batches(client, run_id, params, run_metrics(record))
         client.log_text(
             run_id, yaml.safe_dump(config, sort_keys=False, allow_unicode=True), "config.yaml"
         )

@@ -85,7 +85,6 @@ def log_traces(
     experiment_id: str,
     run_id: str,
     calls: Sequence[Any],
-    tags: dict[str, str] | None = None,
 ) -> int:
     """Write ``calls`` (``LLMCall``) as traces of ``run_id``; returns how many were written."""
     if not calls:
@@ -118,7 +117,7 @@ def log_traces(
                 span_type="LLM",
                 inputs=inputs,
                 attributes=attributes,
-                tags={"hope.prompt": str(call.prompt_id), **(tags or {})},
+                tags={"hope.prompt": str(call.prompt_id)},
                 experiment_id=experiment_id,
                 start_time_ns=int(call.started_ns),
                 run_id=run_id,
