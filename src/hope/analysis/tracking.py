@@ -165,8 +165,8 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
         RAG_INDICATORS,
         chunker_metrics,
         find_runs_by_tag,
-        log_child_metrics,
     )
+    from hope.tracking.store import log_batches
 
     frame = pd.read_csv(pairs_csv)
     if "chunker" not in frame.columns:
@@ -187,6 +187,6 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
             for k, v in metrics.items()
             if any(k in (s, f"undefined.{s}") or k.startswith(f"{s}.") for s in scores)
         }
-        log_child_metrics(client, child.info.run_id, ours)
+        log_batches(client, child.info.run_id, {}, ours, keep_nan=True)
         logged[str(chunker)] = child.info.run_id
     return logged

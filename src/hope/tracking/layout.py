@@ -165,17 +165,3 @@ def table_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
                 value = None
             table[column].append(value)
     return table
-
-
-def log_child_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None:
-    """Every metric, NaN included (``log_batches`` drops non-finite values; here NaN is a value:
-    the key must exist in every child)."""
-    import time
-
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    items = [Metric(k, float(v), now, 0) for k, v in metrics.items()]
-    for i in range(0, len(items), 1000):
-        batch = items[i : i + 1000]
-        with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))

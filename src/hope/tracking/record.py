@@ -41,7 +41,6 @@ from hope.tracking.layout import (
     chunker_metrics,
     get_or_create_child_run,
     get_or_create_parent_run,
-    log_child_metrics,
     new_run_key,
     table_columns,
 )
@@ -223,10 +222,10 @@ def log_children(
                     }
                 )
                 known = client.get_run(child).data.params
-                log_batches(client, child, {k: v for k, v in params.items() if k not in known}, {})
-                log_child_metrics(
+                log_batches(
                     client,
                     child,
+                    {k: v for k, v in params.items() if k not in known},
                     chunker_metrics(
                         rows,
                         domains=domains,
@@ -234,6 +233,7 @@ def log_children(
                         failures=record.failures_by_chunker.get(chunker),
                         scores=record.child_scores,
                     ),
+                    keep_nan=True,
                 )
                 if settings.log_pair_metrics and rows:
                     table = table_columns(rows)
