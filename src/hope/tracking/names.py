@@ -22,9 +22,10 @@ def is_finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def finite_mean(values: Iterable[Any]) -> float | None:
+def finite_mean(values: Iterable[Any], empty: float | None = None) -> float | None:
+    """The mean of the finite numbers among ``values``; ``empty`` when there is none."""
     finite = [float(v) for v in values if is_finite(v)]
-    return sum(finite) / len(finite) if finite else None
+    return sum(finite) / len(finite) if finite else empty
 
 
 def aggregate_metrics(
