@@ -11,7 +11,6 @@ own in the ``hope`` experiment, tagged ``hope.kind = paper``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -19,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from hope.tracking.names import is_finite
 
 DEFAULT_EXPERIMENT = "hope"  # the experiment hope-run and the DVC hope stage log to
 # The same store as `hope-run` (conf/tracking/mlflow.yaml): one `mlflow ui` shows both.
@@ -57,9 +58,7 @@ def flatten_metrics(value: Any, prefix: str = "") -> dict[str, float]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             out.update(flatten_metrics(item, f"{prefix}{key}."))
-    elif isinstance(value, bool):
-        pass
-    elif isinstance(value, int | float) and math.isfinite(value):
+    elif is_finite(value):
         out[prefix.rstrip(".")] = float(value)
     return out
 

@@ -14,8 +14,7 @@ MAX_PARAM_CHARS = 6000  # mlflow.utils.validation.MAX_PARAM_VAL_LENGTH
 
 def name_part(value: Any) -> str:
     """One segment of a metric or param name, safe for MLflow (and no path traversal)."""
-    text = _NAME_UNSAFE.sub("_", str(value)).replace("..", "_").strip("/") or "_"
-    return text
+    return _NAME_UNSAFE.sub("_", str(value)).replace("..", "_").strip("/") or "_"
 
 
 def is_finite(value: Any) -> bool:

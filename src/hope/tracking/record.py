@@ -176,7 +176,10 @@ def log_run(
             "seeds": dict(record.seeds),
             "usage": dict(record.usage),
             "timings_s": dict(record.timings),
-            "objective": {"name": record.objective_name, "value": _json_number(record.objective)},
+            "objective": {
+                "name": record.objective_name,
+                "value": record.objective if is_finite(record.objective) else None,
+            },
         }
         client.log_text(run_id, scrub(json.dumps(provenance, indent=2), secrets), "provenance.json")
         for artifact_path, local in record.artifacts.items():
@@ -290,7 +293,3 @@ def split_evidence(
             for handle in handles.values():
                 handle.close()
     return paths, usage
-
-
-def _json_number(value: float) -> float | None:
-    return value if is_finite(value) else None
