@@ -32,17 +32,15 @@ def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
     return uri or f"sqlite:///{Path(DEFAULT_STORE).resolve()}"
 
 
-def _is_file_store(uri: str) -> bool:
-    scheme = urlparse(uri).scheme
-    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
-
-
 @contextmanager
 def _allow_file_store(uri: str) -> Iterator[None]:
     # MLflow >= 3.7 refuses folder stores unless this opt-out is set; the project keeps its runs
     # in a plain mlruns/ folder (no database server on build machines), so opt out for the
-    # duration of the call only, leaving the caller's environment as it was.
-    if not _is_file_store(uri) or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
+    # duration of the call only, leaving the caller's environment as it was. (A one-letter scheme
+    # is a Windows drive.)
+    scheme = urlparse(uri).scheme
+    file_store = scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+    if not file_store or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
         yield
         return
     os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"

@@ -137,11 +137,7 @@ def log_run(
     config = redact(record.config)
     repo = record.repo or Path.cwd()
     commit, dirty = git_commit(repo)
-    dvc = (
-        dict(record.data_hashes)
-        if record.data_hashes is not None
-        else dvc_hashes(repo / "dvc.lock")
-    )
+    dvc = dvc_hashes(repo / "dvc.lock") if record.data_hashes is None else dict(record.data_hashes)
     tags = {k: scrub(str(v), secrets) for k, v in record.tags.items()}
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -217,13 +213,8 @@ def log_children(
             child = get_or_create_child_run(client, exp_id, parent_id, chunker, base_tags)
             children[chunker] = child
             try:
-                params = {"chunker": chunker}
-                params.update(
-                    {
-                        f"chunker.{k}": v
-                        for k, v in flatten(redact(record.chunker_configs.get(chunker, {}))).items()
-                    }
-                )
+                config = flatten(redact(record.chunker_configs.get(chunker, {})))
+                params = {"chunker": chunker, **{f"chunker.{k}": v for k, v in config.items()}}
                 known = client.get_run(child).data.params
                 log_batches(
                     client,
