@@ -94,7 +94,6 @@ def log_traces(
     def clean(text: Any) -> Any:
         return scrub(text, secrets) if isinstance(text, str) else text
 
-    written = 0
     with _tracking_uri(uri):
         for call in calls:
             inputs = {
@@ -131,6 +130,5 @@ def log_traces(
                 status="OK" if call.error is None else "ERROR",
                 end_time_ns=max(end_ns, int(call.started_ns) + 1),
             )
-            written += 1
-    log.info("%d LLM call traces logged to run %s", written, run_id)
-    return written
+    log.info("%d LLM call traces logged to run %s", len(calls), run_id)
+    return len(calls)
