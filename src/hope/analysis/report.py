@@ -127,15 +127,7 @@ def headline_metrics(result: AnalysisResult) -> dict[str, Any]:
         "best_chunker": best["chunker"].iloc[0] if len(best) else None,
         "best_chunker_hope": best["hope"].iloc[0] if len(best) else None,
     }
-    return _json_safe(metrics)
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return finite_or_none(value)
+    return finite_or_none(metrics)
 
 
 def build_outputs(
@@ -218,7 +210,7 @@ def build_outputs(
             }
         )
     result.metrics = headline_metrics(result)
-    result.metrics["settings"] = _json_safe(
+    result.metrics["settings"] = finite_or_none(
         {k: v for k, v in asdict(config).items() if k != "allow_missing"}
     )
     return result

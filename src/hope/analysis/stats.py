@@ -406,11 +406,14 @@ def min_max_gains(
 
 
 def finite_or_none(value: Any) -> Any:
-    """JSON-safe number: NaN and infinities become None (JSON has no NaN)."""
+    """JSON-safe value: NaN and infinities become None (JSON has no NaN), numpy numbers Python
+    ones; mappings (with string keys) and lists or tuples (as lists) are converted throughout."""
     if isinstance(value, float | np.floating):
         return float(value) if math.isfinite(value) else None
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, Mapping):
-        return {k: finite_or_none(v) for k, v in value.items()}
+        return {str(k): finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_none(v) for v in value]
     return value

@@ -57,8 +57,8 @@ def _isnan(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _num(value: float, digits: int = 3) -> str:
-    return "NaN" if _isnan(value) else f"{value:.{digits}f}"
+def _num(value: float, spec: str = ".3f") -> str:
+    return "NaN" if _isnan(value) else f"{value:{spec}}"
 
 
 def _true(value: object) -> bool:
@@ -136,13 +136,13 @@ def table2_markdown(table: pd.DataFrame, *, min_n: int, n_boot: int, seed: int) 
         "|---|---|---:|---:|---:|---|---:|---:|---|---:|---|",
     ]
     for _, row in table.iterrows():
-        p_r = "NaN" if _isnan(row["pearson_p"]) else f"{row['pearson_p']:.3g}"
-        p_s = "NaN" if _isnan(row["spearman_p"]) else f"{row['spearman_p']:.3g}"
         lines.append(
             f"| {row['indicator']} | {row['metric']} | {int(row['n'])} | "
-            f"{_num(row['pearson_r'])}{_star(row['pearson_p'])} | {p_r} | "
+            f"{_num(row['pearson_r'])}{_star(row['pearson_p'])} | "
+            f"{_num(row['pearson_p'], '.3g')} | "
             f"{_ci(row['pearson_ci_low'], row['pearson_ci_high'])} | "
-            f"{_num(row['spearman_rho'])}{_star(row['spearman_p'])} | {p_s} | "
+            f"{_num(row['spearman_rho'])}{_star(row['spearman_p'])} | "
+            f"{_num(row['spearman_p'], '.3g')} | "
             f"{_ci(row['spearman_ci_low'], row['spearman_ci_high'])} | {_paper_cell(row)} | "
             f"{row['reason']} |"
         )
@@ -224,6 +224,8 @@ def table2_latex(table: pd.DataFrame, *, n_boot: int) -> str:
 # --- Table 1 -----------------------------------------------------------------------------------
 
 TABLE1_REQUIRED = ("data_type", "documents")
+# Columns Table 1 shows where the frame has them, with their headings, in this order.
+TABLE1_OPTIONAL = {"paper_documents": "Paper", "source": "Source", "mean_chars": "Mean chars"}
 
 
 def _count(value: object) -> str:
@@ -233,15 +235,19 @@ def _count(value: object) -> str:
     return f"{number:,.0f}" if number.is_integer() else f"{number:,.1f}"
 
 
+def _table1_cell(row: pd.Series, column: str) -> str:
+    """An optional column's cell: the source as text (blank where missing), counts formatted."""
+    if column == "source":
+        return "" if _isnan(row["source"]) else str(row["source"])
+    return _count(row[column])
+
+
 def table1_markdown(table1: pd.DataFrame) -> str:
     absent = [c for c in TABLE1_REQUIRED if c not in table1.columns]
     if absent:
         raise KeyError(f"table1 lacks column(s) {absent}")
-    has = {c: c in table1.columns for c in ("paper_documents", "source", "mean_chars")}
-    head = ["Data type", "Documents"]
-    head += ["Paper"] if has["paper_documents"] else []
-    head += ["Source"] if has["source"] else []
-    head += ["Mean chars"] if has["mean_chars"] else []
+    optional = [c for c in TABLE1_OPTIONAL if c in table1.columns]
+    head = ["Data type", "Documents", *(TABLE1_OPTIONAL[c] for c in optional)]
     lines = [
         "Table 1. Documents per domain (reproduction, and the paper's count).",
         "",
@@ -251,32 +257,23 @@ def table1_markdown(table1: pd.DataFrame) -> str:
     for _, row in table1.iterrows():
         bold = "**" if str(row.get("domain", "")) == "total" else ""
         cells = [f"{bold}{row['data_type']}{bold}", f"{bold}{_count(row['documents'])}{bold}"]
-        if has["paper_documents"]:
-            cells.append(_count(row["paper_documents"]))
-        if has["source"]:
-            cells.append("" if _isnan(row["source"]) else str(row["source"]))
-        if has["mean_chars"]:
-            cells.append(_count(row["mean_chars"]))
+        cells += [_table1_cell(row, c) for c in optional]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def table1_latex(table1: pd.DataFrame) -> str:
-    has_paper = "paper_documents" in table1.columns
-    has_source = "source" in table1.columns
-    spec = "lr" + ("r" if has_paper else "") + ("l" if has_source else "")
-    head = ["Data type", "Documents"] + (["Paper"] if has_paper else [])
-    head += ["Source"] if has_source else []
+    # The printed table leaves the mean length out.
+    optional = [c for c in ("paper_documents", "source") if c in table1.columns]
+    spec = "lr" + "".join("l" if c == "source" else "r" for c in optional)
+    head = ["Data type", "Documents", *(TABLE1_OPTIONAL[c] for c in optional)]
     out = [" & ".join(head) + r" \\", r"\midrule"]
     for _, row in table1.iterrows():
         total = str(row.get("domain", "")) == "total"
         if total:
             out.append(r"\midrule")
         cells = [latex_escape(row["data_type"]), _count(row["documents"])]
-        if has_paper:
-            cells.append(_count(row["paper_documents"]))
-        if has_source:
-            cells.append("" if _isnan(row["source"]) else latex_escape(row["source"]))
+        cells += [latex_escape(_table1_cell(row, c)) for c in optional]  # counts: no specials
         if total:
             cells = [rf"\textbf{{{c}}}" if c else c for c in cells]
         out.append(" & ".join(cells) + r" \\")

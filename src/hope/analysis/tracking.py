@@ -11,7 +11,6 @@ own in the ``hope`` experiment, tagged ``hope.kind = paper``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -19,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+from hope.tracking.names import is_finite
 
 DEFAULT_EXPERIMENT = "hope"  # the experiment hope-run and the DVC hope stage log to
 # The same store as `hope-run` (conf/tracking/mlflow.yaml): one `mlflow ui` shows both.
@@ -31,17 +32,15 @@ def resolve_tracking_uri(tracking_uri: str | None = None) -> str:
     return uri or f"sqlite:///{Path(DEFAULT_STORE).resolve()}"
 
 
-def _is_file_store(uri: str) -> bool:
-    scheme = urlparse(uri).scheme
-    return scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
-
-
 @contextmanager
 def _allow_file_store(uri: str) -> Iterator[None]:
     # MLflow >= 3.7 refuses folder stores unless this opt-out is set; the project keeps its runs
     # in a plain mlruns/ folder (no database server on build machines), so opt out for the
-    # duration of the call only, leaving the caller's environment as it was.
-    if not _is_file_store(uri) or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
+    # duration of the call only, leaving the caller's environment as it was. (A one-letter scheme
+    # is a Windows drive.)
+    scheme = urlparse(uri).scheme
+    file_store = scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
+    if not file_store or "MLFLOW_ALLOW_FILE_STORE" in os.environ:
         yield
         return
     os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
@@ -57,9 +56,7 @@ def flatten_metrics(value: Any, prefix: str = "") -> dict[str, float]:
     if isinstance(value, Mapping):
         for key, item in value.items():
             out.update(flatten_metrics(item, f"{prefix}{key}."))
-    elif isinstance(value, bool):
-        pass
-    elif isinstance(value, int | float) and math.isfinite(value):
+    elif is_finite(value):
         out[prefix.rstrip(".")] = float(value)
     return out
 
@@ -165,8 +162,8 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
         RAG_INDICATORS,
         chunker_metrics,
         find_runs_by_tag,
-        log_child_metrics,
     )
+    from hope.tracking.store import log_batches
 
     frame = pd.read_csv(pairs_csv)
     if "chunker" not in frame.columns:
@@ -187,6 +184,6 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
             for k, v in metrics.items()
             if any(k in (s, f"undefined.{s}") or k.startswith(f"{s}.") for s in scores)
         }
-        log_child_metrics(client, child.info.run_id, ours)
+        log_batches(client, child.info.run_id, {}, ours, keep_nan=True)
         logged[str(chunker)] = child.info.run_id
     return logged

@@ -4,7 +4,7 @@ each named with its DVC hash (the md5 dvc.lock records), logged as inputs of the
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,7 @@ def meta_dataset(data: DataFile):
     return MetaDataset(source=source, name=data.name, digest=data.md5)
 
 
-def log_datasets(
-    client: Any, run_id: str, files: Sequence[DataFile], tags: Mapping[str, str] | None = None
-) -> None:
+def log_datasets(client: Any, run_id: str, files: Sequence[DataFile]) -> None:
     """Log ``files`` as dataset inputs of ``run_id`` (context ``evaluation``)."""
     from mlflow.entities import DatasetInput, InputTag
     from mlflow.utils.mlflow_tags import MLFLOW_DATASET_CONTEXT
@@ -59,7 +57,6 @@ def log_datasets(
             tags=[
                 InputTag(MLFLOW_DATASET_CONTEXT, CONTEXT),
                 InputTag("hope.role", f.role),
-                *(InputTag(k, v) for k, v in (tags or {}).items()),
             ],
         )
         for f in files

@@ -22,7 +22,7 @@ from typing import Any
 from hope.result import METRICS
 from hope.tracking.names import finite_mean, is_finite, name_part
 from hope.tracking.settings import TrackingSettings
-from hope.tracking.store import client_for, experiment_id, log_batches, with_retry
+from hope.tracking.store import client_for, experiment_id, with_retry
 
 PARENT_TAG = "mlflow.parentRunId"
 RUN_KEY_TAG = "hope.run_key"
@@ -80,11 +80,12 @@ def get_or_create_parent_run(
     client = client_for(settings)
     exp_id = with_retry(lambda: experiment_id(client, settings))
     key_tag = {RUN_KEY_TAG: run_key}
-    existing = [
-        r
-        for r in find_runs_by_tag(client, exp_id, key_tag)
-        if r.data.tags.get(KIND_TAG) != CHILD_KIND
-    ]
+
+    def parents() -> list[Any]:
+        runs = find_runs_by_tag(client, exp_id, key_tag)
+        return [r for r in runs if r.data.tags.get(KIND_TAG) != CHILD_KIND]
+
+    existing = parents()
     if existing:
         return existing[0].info.run_id, False
     all_tags = {**(tags or {}), **key_tag}
@@ -92,11 +93,7 @@ def get_or_create_parent_run(
         all_tags[PARENT_TAG] = parent_run_id
     run = with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name))
     run_id = run.info.run_id
-    racing = [
-        r
-        for r in find_runs_by_tag(client, exp_id, key_tag)
-        if r.data.tags.get(KIND_TAG) != CHILD_KIND
-    ]
+    racing = parents()
     if racing and racing[0].info.run_id != run_id:
         with_retry(lambda: client.delete_run(run_id))
         return racing[0].info.run_id, False
@@ -134,13 +131,11 @@ def chunker_metrics(
     metrics: dict[str, float] = {"n_documents": float(len(rows))}
     domains = sorted({name_part(d) for d in domains})
     for score in scores:
-        mean = finite_mean(r.get(score) for r in rows)
-        metrics[score] = math.nan if mean is None else mean
+        metrics[score] = finite_mean((r.get(score) for r in rows), math.nan)
         metrics[f"undefined.{score}"] = float(sum(1 for r in rows if not is_finite(r.get(score))))
         for domain in domains:
             subset = [r for r in rows if name_part(r.get("domain")) == domain]
-            value = finite_mean(r.get(score) for r in subset)
-            metrics[f"{score}.{domain}"] = math.nan if value is None else value
+            metrics[f"{score}.{domain}"] = finite_mean((r.get(score) for r in subset), math.nan)
     usage = usage or {}
     for key in CHILD_USAGE:
         value = usage.get(key)
@@ -154,32 +149,9 @@ def chunker_metrics(
 
 def table_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Per-document rows as MLflow's table (column -> values; None for an undefined score)."""
-    columns: list[str] = []
-    for row in rows:
-        columns.extend(k for k in row if k not in columns)
-    table: dict[str, list[Any]] = {c: [] for c in columns}
-    for row in rows:
-        for column in columns:
-            value = row.get(column)
-            if isinstance(value, float) and not math.isfinite(value):
-                value = None
-            table[column].append(value)
-    return table
 
+    def cell(value: Any) -> Any:
+        return None if isinstance(value, float) and not math.isfinite(value) else value
 
-def log_child_metrics(client: Any, run_id: str, metrics: Mapping[str, float]) -> None:
-    """Every metric, NaN included (``log_batches`` drops non-finite values; here NaN is a value:
-    the key must exist in every child)."""
-    import time
-
-    from mlflow.entities import Metric
-
-    now = int(time.time() * 1000)
-    items = [Metric(k, float(v), now, 0) for k, v in metrics.items()]
-    for i in range(0, len(items), 1000):
-        batch = items[i : i + 1000]
-        with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
-
-
-def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
-    log_batches(client, run_id, params, {})
+    columns = dict.fromkeys(k for row in rows for k in row)  # in order of first appearance
+    return {c: [cell(row.get(c)) for row in rows] for c in columns}

@@ -14,17 +14,17 @@ MAX_PARAM_CHARS = 6000  # mlflow.utils.validation.MAX_PARAM_VAL_LENGTH
 
 def name_part(value: Any) -> str:
     """One segment of a metric or param name, safe for MLflow (and no path traversal)."""
-    text = _NAME_UNSAFE.sub("_", str(value)).replace("..", "_").strip("/") or "_"
-    return text
+    return _NAME_UNSAFE.sub("_", str(value)).replace("..", "_").strip("/") or "_"
 
 
 def is_finite(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def finite_mean(values: Iterable[Any]) -> float | None:
+def finite_mean(values: Iterable[Any], empty: float | None = None) -> float | None:
+    """The mean of the finite numbers among ``values``; ``empty`` when there is none."""
     finite = [float(v) for v in values if is_finite(v)]
-    return sum(finite) / len(finite) if finite else None
+    return sum(finite) / len(finite) if finite else empty
 
 
 def aggregate_metrics(

@@ -101,15 +101,10 @@ def register_and_link(
     client: Any, prompts: Mapping[str, Mapping[str, Any]], run_ids: list[str]
 ) -> dict[str, str]:
     """Register every prompt and link its version to each run; returns name -> ``prompts:/n/v``."""
-    uris: dict[str, str] = {}
-    versions = []
-    for name, prompt in sorted(prompts.items()):
-        version = register_prompt(client, name, prompt)
-        versions.append(version)
-        uris[name] = f"prompts:/{version.name}/{version.version}"
+    versions = {name: register_prompt(client, name, p) for name, p in sorted(prompts.items())}
     for run_id in run_ids:
-        link_to_run(client, run_id, versions)
-    return uris
+        link_to_run(client, run_id, list(versions.values()))
+    return {name: f"prompts:/{v.name}/{v.version}" for name, v in versions.items()}
 
 
 def link_to_run(client: Any, run_id: str, versions: list[Any]) -> None:

@@ -12,21 +12,16 @@ import yaml
 
 def git_commit(repo: Path | str) -> tuple[str | None, bool | None]:
     """(HEAD commit, tracked files modified?) or (None, None) outside git or without git."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
+
+    def git(*args: str, timeout: int) -> str:
+        command = ["git", "-C", str(repo), *args]
+        return subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, check=True
         ).stdout
+
+    try:
+        head = git("rev-parse", "HEAD", timeout=10).strip()
+        status = git("status", "--porcelain", "--untracked-files=no", timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None, None
     return head or None, bool(status.strip())

@@ -41,7 +41,6 @@ from hope.tracking.layout import (
     chunker_metrics,
     get_or_create_child_run,
     get_or_create_parent_run,
-    log_child_metrics,
     new_run_key,
     table_columns,
 )
@@ -109,7 +108,7 @@ def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mappi
     return params
 
 
-def run_metrics(record: RunRecord, settings: TrackingSettings) -> dict[str, float]:
+def run_metrics(record: RunRecord) -> dict[str, float]:
     """The parent run's metrics: corpus and domain level (per chunker: the children)."""
     metrics = aggregate_metrics(
         record.rows, record.score_columns, per_pair=False, per_chunker=False
@@ -140,11 +139,7 @@ def log_run(
     config = redact(record.config)
     repo = record.repo or Path.cwd()
     commit, dirty = git_commit(repo)
-    dvc = (
-        dict(record.data_hashes)
-        if record.data_hashes is not None
-        else dvc_hashes(repo / "dvc.lock")
-    )
+    dvc = dvc_hashes(repo / "dvc.lock") if record.data_hashes is None else dict(record.data_hashes)
     tags = {k: scrub(str(v), secrets) for k, v in record.tags.items()}
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -161,7 +156,7 @@ def log_run(
         if not created:  # a logged param cannot change: add only the new ones
             known = client.get_run(run_id).data.params
             params = {k: v for k, v in params.items() if k not in known}
-        log_batches(client, run_id, params, run_metrics(record, settings))
+        log_batches(client, run_id, params, run_metrics(record))
         client.log_text(
             run_id, yaml.safe_dump(config, sort_keys=False, allow_unicode=True), "config.yaml"
         )
@@ -179,7 +174,10 @@ def log_run(
             "seeds": dict(record.seeds),
             "usage": dict(record.usage),
             "timings_s": dict(record.timings),
-            "objective": {"name": record.objective_name, "value": _json_number(record.objective)},
+            "objective": {
+                "name": record.objective_name,
+                "value": record.objective if is_finite(record.objective) else None,
+            },
         }
         client.log_text(run_id, scrub(json.dumps(provenance, indent=2), secrets), "provenance.json")
         for artifact_path, local in record.artifacts.items():
@@ -217,18 +215,13 @@ def log_children(
             child = get_or_create_child_run(client, exp_id, parent_id, chunker, base_tags)
             children[chunker] = child
             try:
-                params = {"chunker": chunker}
-                params.update(
-                    {
-                        f"chunker.{k}": v
-                        for k, v in flatten(redact(record.chunker_configs.get(chunker, {}))).items()
-                    }
-                )
+                config = flatten(redact(record.chunker_configs.get(chunker, {})))
+                params = {"chunker": chunker, **{f"chunker.{k}": v for k, v in config.items()}}
                 known = client.get_run(child).data.params
-                log_batches(client, child, {k: v for k, v in params.items() if k not in known}, {})
-                log_child_metrics(
+                log_batches(
                     client,
                     child,
+                    {k: v for k, v in params.items() if k not in known},
                     chunker_metrics(
                         rows,
                         domains=domains,
@@ -236,6 +229,7 @@ def log_children(
                         failures=record.failures_by_chunker.get(chunker),
                         scores=record.child_scores,
                     ),
+                    keep_nan=True,
                 )
                 if settings.log_pair_metrics and rows:
                     table = table_columns(rows)
@@ -292,7 +286,3 @@ def split_evidence(
             for handle in handles.values():
                 handle.close()
     return paths, usage
-
-
-def _json_number(value: float) -> float | None:
-    return value if is_finite(value) else None

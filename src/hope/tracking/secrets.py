@@ -36,8 +36,7 @@ def is_secret_key(key: str) -> bool:
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
     for value in secrets:
-        if value in text:
-            text = text.replace(value, REDACTED)
+        text = text.replace(value, REDACTED)
     return text
 
 

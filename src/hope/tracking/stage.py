@@ -104,10 +104,6 @@ def nest(flat: Mapping[str, float]) -> dict[str, Any]:
     return tree
 
 
-def _nan_if_none(value: float | None) -> float:
-    return math.nan if value is None else value
-
-
 def stage_record(
     params: Mapping[str, Any],
     rows: Sequence[Mapping[str, Any]],
@@ -139,7 +135,7 @@ def stage_record(
         rows=rows,
         score_columns=SCORE_COLUMNS,
         objective_name="hope",
-        objective=_nan_if_none(finite_mean(r.get("hope") for r in rows)),
+        objective=finite_mean((r.get("hope") for r in rows), math.nan),
         seeds={"corpus": corpora.get("seed"), "hope": settings.get("seed", hope.get("seed"))},
         prompts=summary.get("prompts") or {},
         usage=summary.get("usage") or {},

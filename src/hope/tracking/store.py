@@ -56,9 +56,16 @@ def experiment_id(client: Any, settings: TrackingSettings) -> str:
 
 
 def log_batches(
-    client: Any, run_id: str, params: Mapping[str, str], metrics: Mapping[str, float]
+    client: Any,
+    run_id: str,
+    params: Mapping[str, str],
+    metrics: Mapping[str, float],
+    *,
+    keep_nan: bool = False,
 ) -> None:
-    """Params and the finite metrics, in batches of MLflow's size limits."""
+    """Params and the finite metrics, in batches of MLflow's size limits. ``keep_nan`` logs every
+    metric, NaN included: a chunker run's keys must exist in every child (``hope.tracking.layout``),
+    so there NaN is a value."""
     from mlflow.entities import Metric, Param
 
     now = int(time.time() * 1000)
@@ -66,7 +73,7 @@ def log_batches(
     for i in range(0, len(items), _PARAMS_PER_BATCH):
         batch = [Param(k, v) for k, v in items[i : i + _PARAMS_PER_BATCH]]
         with_retry(lambda batch=batch: client.log_batch(run_id, params=batch))
-    values = [(k, v) for k, v in metrics.items() if is_finite(v)]
+    values = [(k, v) for k, v in metrics.items() if keep_nan or is_finite(v)]
     for i in range(0, len(values), _METRICS_PER_BATCH):
         batch = [Metric(k, float(v), now, 0) for k, v in values[i : i + _METRICS_PER_BATCH]]
         with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))

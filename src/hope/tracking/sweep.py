@@ -39,20 +39,15 @@ def start_parent_run(
     return run.info.run_id
 
 
-def child_runs(settings: TrackingSettings, parent_run_id: str) -> list[Any]:
-    client = client_for(settings)
-    parent = client.get_run(parent_run_id)
-    return client.search_runs(
-        [parent.info.experiment_id], filter_string=f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
-    )
-
-
 def finish_parent_run(settings: TrackingSettings, parent_run_id: str, status: str = "FINISHED"):
     """Summarise the children's objectives on the parent and close it."""
     if not settings.enabled or not parent_run_id:
         return
     client = client_for(settings)
-    children = child_runs(settings, parent_run_id)
+    children = client.search_runs(
+        [client.get_run(parent_run_id).info.experiment_id],
+        filter_string=f"tags.`{PARENT_TAG}` = '{parent_run_id}'",
+    )
     objectives = [
         (r.data.metrics["objective"], r.info.run_id)
         for r in children

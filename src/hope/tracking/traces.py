@@ -85,7 +85,6 @@ def log_traces(
     experiment_id: str,
     run_id: str,
     calls: Sequence[Any],
-    tags: dict[str, str] | None = None,
 ) -> int:
     """Write ``calls`` (``LLMCall``) as traces of ``run_id``; returns how many were written."""
     if not calls:
@@ -95,7 +94,6 @@ def log_traces(
     def clean(text: Any) -> Any:
         return scrub(text, secrets) if isinstance(text, str) else text
 
-    written = 0
     with _tracking_uri(uri):
         for call in calls:
             inputs = {
@@ -118,7 +116,7 @@ def log_traces(
                 span_type="LLM",
                 inputs=inputs,
                 attributes=attributes,
-                tags={"hope.prompt": str(call.prompt_id), **(tags or {})},
+                tags={"hope.prompt": str(call.prompt_id)},
                 experiment_id=experiment_id,
                 start_time_ns=int(call.started_ns),
                 run_id=run_id,
@@ -132,6 +130,5 @@ def log_traces(
                 status="OK" if call.error is None else "ERROR",
                 end_time_ns=max(end_ns, int(call.started_ns) + 1),
             )
-            written += 1
-    log.info("%d LLM call traces logged to run %s", written, run_id)
-    return written
+    log.info("%d LLM call traces logged to run %s", len(calls), run_id)
+    return len(calls)

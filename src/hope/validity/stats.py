@@ -62,16 +62,12 @@ def comparisons(
 ) -> dict[str, Any]:
     """Per degraded rung and pooled: wins, ties, losses, undefined, the share of wins among the
     defined comparisons and its 95 % bootstrap interval over documents."""
-    documents = list(scores)
-    table: dict[str, Any] = {}
-    pooled_by_doc: list[list[str]] = [[] for _ in documents]
-    for rung in degraded:
-        by_doc = []
-        for d, doc in enumerate(documents):
-            result = outcome(scores[doc][best], scores[doc][rung])
-            by_doc.append([result])
-            pooled_by_doc[d].append(result)
-        table[rung] = _summary(by_doc, n_boot, seed)
+    outcomes = {rung: [outcome(s[best], s[rung]) for s in scores.values()] for rung in degraded}
+    table: dict[str, Any] = {
+        rung: _summary([[o] for o in by_doc], n_boot, seed) for rung, by_doc in outcomes.items()
+    }
+    # Pooled, a document is resampled with its outcomes against every degraded rung.
+    pooled_by_doc = [list(doc) for doc in zip(*outcomes.values(), strict=True)]
     table["pooled"] = _summary(pooled_by_doc, n_boot, seed)
     return table
 
