@@ -129,7 +129,8 @@ def download(spec: SourceSpec, out_dir: Path) -> dict[str, Any]:
         # The archive is tens of gigabytes for a full release; only the extracted parses are kept.
         archive.path.unlink()
     else:
-        files.extend(_fetch(spec, rel, out_dir)[1] for rel in sorted(wanted))  # type: ignore[arg-type, type-var]
+        for rel in sorted(wanted):  # type: ignore[type-var]
+            files.append(_fetch(spec, rel, out_dir)[1])  # type: ignore[arg-type]
     return {
         "files": files,
         "metadata": metadata_rel,
