@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hope.cache import ResponseCache, content_key
-from hope.result_cache import code_fingerprint, text_sha256
+from hope.io import text_sha256
+from hope.result_cache import code_fingerprint
 
 NAMESPACE = "chunks"
 Records = list[dict[str, Any]]

@@ -7,6 +7,7 @@ Every file the project writes goes through :func:`atomic_path` (directly or via
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -28,6 +29,20 @@ class InputFileError(ValueError):
 
 class MissingInputFileError(InputFileError, FileNotFoundError):
     """A missing input is both: callers that expect the OS error catch it as one."""
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file's bytes, read in blocks (a corpus archive need not fit in memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    """Hex sha256 of a text's UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_text(path: str | Path, what: str = "file") -> str:

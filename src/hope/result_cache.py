@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hope.cache import ResponseCache, content_key
+from hope.io import text_sha256
 from hope.result import HopeResult
 
 NAMESPACE = "result"
@@ -38,11 +39,6 @@ def code_fingerprint() -> str:
             digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
             digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def text_sha256(text: str) -> str:
-    """Hex SHA-256 of ``text`` in UTF-8: how the caches name a text in their keys."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def result_key(

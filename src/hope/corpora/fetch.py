@@ -62,14 +62,6 @@ def local_path(location: str) -> Path:
     return Path(location)
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 class _IterReader(io.RawIOBase):
     """A read-only binary file over an iterator of byte chunks (an HTTP response body)."""
 

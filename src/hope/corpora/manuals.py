@@ -21,8 +21,9 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
 from hope.corpora.base import Candidate, CorpusError, SkipDocument, SourceSpec
-from hope.corpora.fetch import fetch, is_remote, sha256_file
+from hope.corpora.fetch import fetch, is_remote
 from hope.corpora.schema import make_document
+from hope.io import file_sha256
 
 log = logging.getLogger(__name__)
 # pypdf warns on every slightly malformed object; the outcome that matters is logged here.
@@ -102,7 +103,7 @@ def candidates(spec: SourceSpec, raw_dir: Path, manifest: dict[str, Any]) -> Ite
         name = path.name
 
         def load(path: Path = path, rec: dict[str, Any] = rec, name: str = name):
-            if sha256_file(path) != rec["sha256"]:
+            if file_sha256(path) != rec["sha256"]:
                 raise CorpusError(f"{path} changed since it was downloaded (sha256 differs)")
             text, meta_title = extract_pdf_text(path)
             return make_document(

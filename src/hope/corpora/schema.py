@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+
+from hope.io import text_sha256
 
 # Order follows Table 1 of the paper; it is also the row order of the reproduced table.
 DOMAINS: tuple[str, ...] = ("news", "arxiv", "wiki", "manuals", "debates", "tos", "cord19")
@@ -32,10 +33,6 @@ PAPER_COUNTS: dict[str, int] = {
 
 class SchemaError(ValueError):
     pass
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def normalise_text(text: str) -> str:

@@ -304,7 +304,7 @@ def run_benchmark(
     """
     import time
 
-    from hope.io import read_text
+    from hope.io import file_sha256, read_text
     from hope.labelled.convergent import analyse
 
     timings = {} if timings is None else timings
@@ -328,7 +328,7 @@ def run_benchmark(
             "hope_size": settings.hope_size(),
             "profiles_requested": list(settings.profiles),
             "max_chars": settings.max_chars,
-            "data": {"questions_sha256": _sha256(data_dir / "questions.jsonl")},
+            "data": {"questions_sha256": file_sha256(data_dir / "questions.jsonl")},
             "resampled_for_tau_interval": (
                 "questions (labelled side, one draw shared by all chunkers); HOPE's focus "
                 "passages and IP segments within each chunking; passages for size compliance, "
@@ -356,7 +356,7 @@ def run_benchmark(
             cache=cache,
             log=log,
         )
-        report["corpora"][corpus_name] = {"sha256": _sha256(path), **entry}
+        report["corpora"][corpus_name] = {"sha256": file_sha256(path), **entry}
     timings["labelled_and_baselines"] = round(time.perf_counter() - phase, 1)
     aggregations: dict[str, dict] = {}
 
@@ -403,9 +403,3 @@ def run_benchmark(
     # With checkpoints, the last state of the report is analysed already: the analysis is a pure
     # function of the measures (seeded bootstrap), so doing it again would give the same numbers.
     return report if checkpoint is not None else analysed(report)
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -11,13 +11,12 @@ exits with status 2 and a message naming the file and line; nothing is written.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from hope.io import read_text, write_json_atomic
+from hope.io import file_sha256, read_text, write_json_atomic
 from hope.labelled.evaluate import DEFAULT_BUDGET, DEFAULT_K, LabelledSettings, evaluate_chunking
 from hope.labelled.files import read_passages, read_questions
 from hope.labelled.measures import MEASURES
@@ -83,10 +82,6 @@ def add_labelled_command(subparsers: Any) -> argparse.ArgumentParser:
     return add_arguments(parser)
 
 
-def _digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def run(args: argparse.Namespace) -> int:
     corpus = read_text(args.corpus, "corpus")
     name = args.corpus_name if args.corpus_name is not None else Path(args.corpus).stem
@@ -97,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     )
     result = evaluate_chunking(corpus, questions, passages, build_embedder(args.embedder), settings)
     result["inputs"] = {
-        "corpus": {"path": args.corpus, "sha256": _digest(args.corpus), "name": name},
-        "questions": {"path": args.questions, "sha256": _digest(args.questions)},
-        "passages": {"path": args.passages, "sha256": _digest(args.passages)},
+        "corpus": {"path": args.corpus, "sha256": file_sha256(args.corpus), "name": name},
+        "questions": {"path": args.questions, "sha256": file_sha256(args.questions)},
+        "passages": {"path": args.passages, "sha256": file_sha256(args.passages)},
         "questions_of_other_corpora_skipped": skipped,
     }
     if result["status"] != "ok":

@@ -19,7 +19,6 @@ Steps, each a pure function of the config where it can be:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import math
@@ -36,7 +35,7 @@ from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import atomic_path, jsonl_lines, write_json_atomic
+from hope.io import atomic_path, file_sha256, jsonl_lines, write_json_atomic
 from hope.pipeline.shards import (
     SHARD_FILE,
     ShardError,
@@ -309,7 +308,7 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
         {
             "documents_origin": origin,
             "documents_path": str(path),
-            "documents_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "documents_sha256": file_sha256(path),
             "chunkers": [c.name for c in chunkers],
             "objective": {
                 "name": str(cfg.objective),

