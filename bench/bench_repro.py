@@ -31,13 +31,13 @@ from hope.pipeline.lock import lock_differences, lock_outputs
 from records import MIN_RUNS, check_runs, provenance, spread
 
 REPO = Path(__file__).resolve().parents[1]
-# Summaries written by the stages that call an LLM, and the field holding their usage.
+# Summaries written by the stages that call an LLM; each holds its LLM usage under "usage".
 USAGE_FILES = {
-    "hope": ("data/hope/summary.json", "usage"),
-    "questions": ("data/questions/summary.json", "usage"),
-    "rag": ("data/rag/summary.json", "usage"),
-    "ragas": ("data/ragas/summary.json", "usage"),
-    "labelled": ("data/labelled/metrics.json", "usage"),
+    "hope": "data/hope/summary.json",
+    "questions": "data/questions/summary.json",
+    "rag": "data/rag/summary.json",
+    "ragas": "data/ragas/summary.json",
+    "labelled": "data/labelled/metrics.json",
 }
 
 
@@ -64,12 +64,12 @@ def run_repro(work: Path, env: dict[str, str]) -> dict[str, float]:
 
 def llm_requests(work: Path) -> dict[str, Any]:
     counts: dict[str, Any] = {}
-    for stage, (path, field) in USAGE_FILES.items():
+    for stage, path in USAGE_FILES.items():
         file = work / path
         if not file.is_file():
             counts[stage] = None
             continue
-        usage = json.loads(file.read_text()).get(field) or {}
+        usage = json.loads(file.read_text()).get("usage") or {}
         if "requests" not in usage:  # one usage block per LLM role (questions, answer, judge)
             usage = {
                 "requests": sum(u.get("requests", 0) for u in usage.values() if isinstance(u, dict))

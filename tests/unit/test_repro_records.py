@@ -186,3 +186,20 @@ def test_a_model_entry_merges_into_its_record_keeping_the_others(tmp_path):
         "what": "w",
         "models": {"small": {"score": 0.25}, "large": {"score": 0.5}},
     }
+
+
+def test_bench_repro_reads_every_stage_usage_block(monkeypatch, tmp_path):
+    module = bench_repro(monkeypatch)
+    files = {
+        "data/hope/summary.json": {"usage": {"requests": 98, "cache_hits": 3}},
+        # One block per LLM role: their requests are summed.
+        "data/questions/summary.json": {
+            "usage": {"generator": {"requests": 30}, "x": {"requests": 5}}
+        },
+        "data/labelled/metrics.json": {"usage": {"requests": 23, "cache_hits": 4}},
+    }
+    for path, content in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(json.dumps(content))
+    counts = module.llm_requests(tmp_path)
+    assert counts == {"hope": 98, "questions": 35, "rag": None, "ragas": None, "labelled": 23}
