@@ -77,12 +77,14 @@ def readme() -> str:
 def test_the_layout_names_every_module(readme: str) -> None:
     entries = layout_entries(readme)
     assert {"metrics/", "stages/", "io.py", "stage_runner.py"} <= set(entries)
-    assert not unnamed(entries), f"README layout does not name: {unnamed(entries)}"
+    missing = unnamed(entries)
+    assert not missing, f"README layout does not name: {missing}"
 
 
 def test_the_layout_names_only_what_exists(readme: str) -> None:
     entries = layout_entries(readme)
-    assert not not_in_tree(entries), f"README layout names what is gone: {not_in_tree(entries)}"
+    gone = not_in_tree(entries)
+    assert not gone, f"README layout names what is gone: {gone}"
 
 
 def test_a_module_left_out_or_gone_is_caught(readme: str) -> None:
