@@ -13,18 +13,15 @@ from typing import Literal
 
 import numpy as np
 
+from hope.metrics import similarity
+
 ClipMode = Literal["negative_to_zero", "unit_interval", "none"]
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """θ of eq. 1 for every row pair; a zero vector has similarity 0 to everything."""
-    a = np.atleast_2d(np.asarray(a, dtype=np.float64))
-    b = np.atleast_2d(np.asarray(b, dtype=np.float64))
-    na = np.linalg.norm(a, axis=1, keepdims=True)
-    nb = np.linalg.norm(b, axis=1, keepdims=True)
-    a = np.divide(a, na, out=np.zeros_like(a), where=na > 0)
-    b = np.divide(b, nb, out=np.zeros_like(b), where=nb > 0)
-    return np.clip(a @ b.T, -1.0, 1.0)
+    """θ of eq. 1 for every row pair; a zero vector has similarity 0 to everything. Computed on
+    an exact grid (:mod:`hope.metrics.similarity`), so its bits are the same on any CPU."""
+    return similarity.cosine_matrix(a, b)
 
 
 def normalised_text(text: str) -> str:
