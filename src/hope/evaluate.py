@@ -164,18 +164,17 @@ class HopeEvaluator:
                 total=2 * len(focus) + len(segments), desc=progress_desc, unit="item", leave=False
             )
         try:
-            passage_vectors = await ctx.embed(passages)
+            # The passages go on the similarity grid once for the whole chunking; every retrieval
+            # (each question's P_q, each segment's P_st) is then one product against it.
+            index = scoring.PassageIndex(await ctx.embed(passages))
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
             item = self._item
             cu_task = asyncio.gather(*(item(cu.score_passage, i, passages[i]) for i in focus))
             si_task = asyncio.gather(
-                *(item(si.score_passage, i, passages, passage_vectors, ids) for i in focus)
+                *(item(si.score_passage, i, passages, index, ids) for i in focus)
             )
             ip_task = asyncio.gather(
-                *(
-                    item(ip.score_segment, document, s, passages, passage_vectors, ids)
-                    for s in segments
-                )
+                *(item(ip.score_segment, document, s, passages, index, ids) for s in segments)
             )
             cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
         finally:

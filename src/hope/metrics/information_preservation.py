@@ -230,7 +230,7 @@ class InformationPreservation:
         document: str,
         segment: Segment,
         passages: list[str],
-        passage_vectors: np.ndarray,
+        passage_index: scoring.PassageIndex,
         passage_ids: list[str],
     ) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -256,7 +256,7 @@ class InformationPreservation:
             record["false_statements"] = list(quad.false_statements)
             record["options"], record["answer_key"] = quad.options(), quad.answer_key()
             true_vector = await self.ctx.embed([quad.true_statement])
-            retrieved = scoring.top_k_indices(true_vector[0], passage_vectors, self.cfg.top_k)
+            retrieved = passage_index.top_k(true_vector, self.cfg.top_k)[0]
             record["retrieved"] = [passage_ids[i] for i in retrieved]
             choices = await self.judge(quad, [passages[i] for i in retrieved])
             record["choices"] = choices
@@ -277,13 +277,18 @@ class InformationPreservation:
         self,
         document: str,
         passages: list[str],
-        passage_vectors: np.ndarray,
+        passage_vectors: np.ndarray | scoring.PassageIndex,
         passage_ids: list[str],
     ) -> list[dict[str, Any]]:
+        index = (
+            passage_vectors
+            if isinstance(passage_vectors, scoring.PassageIndex)
+            else scoring.PassageIndex(passage_vectors)
+        )
         return list(
             await asyncio.gather(
                 *(
-                    self.score_segment(document, s, passages, passage_vectors, passage_ids)
+                    self.score_segment(document, s, passages, index, passage_ids)
                     for s in self.segments(document)
                 )
             )

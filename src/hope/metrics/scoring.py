@@ -138,13 +138,66 @@ def hope_score(
     return float(sum(w * v for w, v in pairs) / sum(w for w, _ in pairs))
 
 
+class PassageIndex:
+    """One chunking's passage vectors put on the similarity grid once, with their exact norms,
+    for every top-k query against them (eq. 4's P_q, eq. 8's P_st).
+
+    Normalising the passages again for each query made a document's scoring grow with the square
+    of its passage count (issue #35): each query is now one matrix product against the grid, an
+    O(N) partial selection, and a sort of only the candidates tied with or above the k-th."""
+
+    def __init__(self, vectors: np.ndarray):
+        self.vectors = similarity.GridVectors(vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def top_k(self, queries: np.ndarray, k: int, *, exclude: Sequence[int] = ()) -> list[list[int]]:
+        """:func:`top_k_indices` for each row of ``queries``, from one matrix product: the
+        similarities are the bits ``cosine_matrix`` gives row by row, as every dot product on
+        the grid is exact whatever the shape of the product."""
+        rows = np.atleast_2d(queries)
+        if k <= 0 or len(self) == 0:
+            return [[] for _ in range(rows.shape[0])]
+        sims = similarity.GridVectors(rows).cosine(self.vectors)
+        # The indices ``exclude`` names among these passages; others (negative, past the end)
+        # match no passage, as in a membership test against range(N).
+        banned = sorted({int(i) for i in exclude if 0 <= i < len(self) and int(i) == i})
+        return [_top_k_row(row, k, banned) for row in sims]
+
+
+def _top_k_row(sims: np.ndarray, k: int, banned: list[int]) -> list[int]:
+    """The first k indices by (-similarity, index), ``banned`` left out, in O(N) but for ties.
+
+    The k-th largest value is found by a partial selection; every index at or above it (ties at
+    the boundary included, so that the lowest tied indices win, as a full sort by (-sim, index)
+    would pick them) is then sorted, stably, by descending similarity."""
+    n = sims.shape[0]
+    take = min(k, n - len(banned))
+    if take <= 0:
+        return []
+    if banned:
+        # Similarities are finite and in [-1, 1], so -inf sinks the banned below every other
+        # candidate; at least ``take`` others remain, so the k-th value is finite.
+        sims = sims.copy()
+        sims[banned] = -np.inf
+    kth = np.partition(sims, n - take)[n - take]
+    candidates = np.flatnonzero(sims >= kth)  # ascending index: the stable sort keeps ties so
+    order = np.argsort(-sims[candidates], kind="stable")
+    return candidates[order[:take]].tolist()
+
+
 def top_k_indices(
-    query: np.ndarray, candidates: np.ndarray, k: int, *, exclude: Sequence[int] = ()
+    query: np.ndarray,
+    candidates: np.ndarray | PassageIndex,
+    k: int,
+    *,
+    exclude: Sequence[int] = (),
 ) -> list[int]:
-    """Indices of the k candidates most similar to ``query``, ties broken by lower index."""
+    """Indices of the k candidates most similar to ``query`` (its first row if it has several),
+    ties broken by lower index, ``exclude`` left out. Pass a :class:`PassageIndex` when the same
+    candidates are queried many times: raw vectors are put on the grid at every call."""
     if k <= 0 or len(candidates) == 0:
         return []
-    sims = cosine_matrix(query, candidates)[0]
-    banned = set(exclude)
-    order = sorted(range(len(sims)), key=lambda i: (-sims[i], i))
-    return [i for i in order if i not in banned][:k]
+    index = candidates if isinstance(candidates, PassageIndex) else PassageIndex(candidates)
+    return index.top_k(np.atleast_2d(query)[:1], k, exclude=exclude)[0]

@@ -45,8 +45,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import numpy as np
-
 from hope.metrics import scoring
 from hope.metrics.context import EvalContext, format_passages, text_digest
 from hope.metrics.requests import PlannedRequest
@@ -66,7 +64,7 @@ class SemanticIndependence:
         self,
         index: int,
         passages: list[str],
-        passage_vectors: np.ndarray,
+        passage_index: scoring.PassageIndex,
         passage_ids: list[str],
     ) -> dict[str, Any]:
         focus = passages[index]
@@ -92,10 +90,17 @@ class SemanticIndependence:
             if not questions:
                 raise LLMCallError("no usable question generated", attempts=0)
             question_vectors = await self.ctx.embed(questions)
+            # P_q of every question from one product against the passages, which are read
+            # once per focus passage instead of once per question.
+            retrievals = passage_index.top_k(
+                question_vectors,
+                self.cfg.top_k,
+                exclude=[index] if self.cfg.exclude_focus else (),
+            )
             records = await asyncio.gather(
                 *(
-                    self._answer_pair(index, q, qv, passages, passage_vectors, passage_ids)
-                    for q, qv in zip(questions, question_vectors, strict=True)
+                    self._answer_pair(index, q, retrieved, passages, passage_ids)
+                    for q, retrieved in zip(questions, retrievals, strict=True)
                 )
             )
             evidence["questions"] = records
@@ -114,17 +119,10 @@ class SemanticIndependence:
         self,
         index: int,
         question: str,
-        question_vector: np.ndarray,
+        retrieved: list[int],
         passages: list[str],
-        passage_vectors: np.ndarray,
         passage_ids: list[str],
     ) -> dict[str, Any]:
-        retrieved = scoring.top_k_indices(
-            question_vector,
-            passage_vectors,
-            self.cfg.top_k,
-            exclude=[index] if self.cfg.exclude_focus else (),
-        )
         record: dict[str, Any] = {
             "question": question,
             "retrieved": [passage_ids[i] for i in retrieved],
