@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-labelled bench-validity bench-scale clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -74,6 +74,15 @@ bench-servers: setup
 BENCH_SCALE_ARGS ?= --sizes 10 30 100
 bench-scale: setup
 	nice -n 10 $(BIN)/python bench/bench_scale.py $(BENCH_SCALE_ARGS)
+
+# One document with 1,000, 5,000 and 20,000 passages (paper profile, simulated server, 200 ms,
+# concurrency 64): wall vs the LLM bound, our CPU per request and per scored item, peak RSS vs the
+# embedding matrix, and the issue-35 case (one news document's passages repeated to 5,000).
+# bench/results/passage_scale.json. Long (about 30 min; 20,000 passages alone take 13);
+# BENCH_PASSAGE_SCALE_ARGS picks sizes and repeats, e.g. "--sizes 1000 5000 --repeats 3".
+BENCH_PASSAGE_SCALE_ARGS ?= --repeats 3 --repeats-largest 1
+bench-passage-scale: setup
+	nice -n 10 $(BIN)/python bench/bench_passage_scale.py $(BENCH_PASSAGE_SCALE_ARGS)
 
 # CPU seconds of each of the scale benchmark's chunkers over its 100 documents: bench/results/chunking.json.
 bench-chunking: setup
