@@ -15,12 +15,15 @@ Targets (issue #35): CPU per scored item within 1.5x from the smallest to the la
 time within 1.2x of the LLM bound at every size; peak memory growing no faster than the
 embedding matrix (its growth ratio from the smallest size at most the matrix's).
 
-Workload: ``bench_engine.workload`` (distinct factual sentences, four to a passage), so every
-passage asks its own questions. Embedder: the lexical HashingEmbedder, as in bench_scale.py,
-because the default MiniLM embeds one text at a time: its cost per text is measured here
-separately and projected onto the texts each scored item embeds (``minilm_projection``), so the
-record shows what the real embedder would add. The duplicate case (the issue's reproduction: the
-sample news document's ``fixed_500_o0`` passages repeated to 5,000) runs with MiniLM itself.
+Workload: ``bench_engine.workload``'s passages (distinct factual sentences, four to a passage),
+one per line of the document, so every passage asks its own questions. The time of the sentence
+split (once per document, inside each run) is also measured alone, with the same text as one
+line beside it: pysbd is still quadratic in the length of a line. Embedder: the lexical
+HashingEmbedder, as in bench_scale.py, because the default MiniLM embeds one text at a time: its
+cost per text is measured here separately and projected onto the texts each scored item embeds
+(``minilm_projection``), so the record shows what the real embedder would add. The duplicate
+case (the issue's reproduction: the sample news document's ``fixed_500_o0`` passages repeated
+to 5,000) runs with MiniLM itself.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ from bench_scale import RssSampler
 from records import REPO, provenance, spread
 
 NEWS = REPO / "src" / "hope" / "corpora" / "sample" / "news.txt"
+
+
+def manual_workload(n: int) -> tuple[str, list[str]]:
+    """``bench_engine.workload``'s distinct passages, one per line of the document, as a
+    manual's paragraphs are (pysbd still takes time quadratic in the length of a line: a
+    one-line document is measured apart, ``sentence_split``)."""
+    _, passages = workload(n)
+    return "\n".join(passages), passages
 
 
 def duplicate_workload(n: int) -> tuple[str, list[str]]:
@@ -112,7 +123,7 @@ def child(args: argparse.Namespace) -> None:
     if args.workload == "duplicates":
         document, passages = duplicate_workload(args.passages)
     else:
-        document, passages = workload(args.passages)
+        document, passages = manual_workload(args.passages)
     llm, evaluator = build(Path(args.cache))
     sampler = RssSampler().start()
     before = resource.getrusage(resource.RUSAGE_SELF)
@@ -160,6 +171,22 @@ def embedded_texts(result, passages: list[str]) -> list[str]:
             texts.append(question["answer_with_context"] or "")
     texts += [s["true_statement"] or "" for s in result.segments]
     return [t for t in dict.fromkeys(texts) if t]
+
+
+def split_child(args: argparse.Namespace) -> None:
+    """Time of ``split_sentences`` (inside each scoring run, once per document) on the benchmark
+    document and on the same text as one line."""
+    from hope.text import split_sentences
+
+    document, passages = manual_workload(args.passages)
+    timings = {}
+    for name, text in (("one_passage_per_line", document), ("one_line", " ".join(passages))):
+        if name == "one_line" and args.passages > args.one_line_max:
+            continue
+        started = time.process_time()
+        split_sentences(text)
+        timings[name] = {"chars": len(text), "cpu_s": round(time.process_time() - started, 3)}
+    print(json.dumps(timings))
 
 
 def minilm_child(args: argparse.Namespace) -> None:
@@ -288,6 +315,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--output", default=str(REPO / "bench/results/passage_scale.json"))
+    parser.add_argument(
+        "--table", action="store_true", help="print the README's table of --output and exit"
+    )
     # child modes
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--minilm", action="store_true", help=argparse.SUPPRESS)
@@ -298,12 +328,25 @@ def main() -> None:
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     parser.add_argument("--texts-out", help=argparse.SUPPRESS)
+    parser.add_argument("--split", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--one-line-max",
+        type=int,
+        default=1000,
+        help="largest size whose one-line document is split for the record (quadratic)",
+    )
     args = parser.parse_args()
     if args.child and args.minilm:
         minilm_child(args)
         return
+    if args.child and args.split:
+        split_child(args)
+        return
     if args.child:
         child(args)
+        return
+    if args.table:
+        print(readme_table(json.loads(Path(args.output).read_text(encoding="utf-8"))))
         return
 
     from hope.io import write_json_atomic
@@ -315,7 +358,8 @@ def main() -> None:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "workload": {
             "profile": "paper (every passage a focus passage; 5 questions, top-3 each)",
-            "document": "bench_engine.workload: distinct factual sentences, 4 per passage",
+            "document": "bench_engine.workload's passages (distinct factual sentences, 4 per "
+            "passage), one per line",
             "embedder": "hashing (MiniLM: see minilm_projection and the duplicate case)",
             "latency_s": args.latency,
             "concurrency": args.concurrency,
@@ -335,7 +379,10 @@ def main() -> None:
                 run = score_run(args, url, tmp, "distinct", n, "hashing", f"d{n}-{repeat}")
                 print(f"  {n} passages #{repeat + 1}: {run['wall_s']:.1f} s", file=sys.stderr)
                 runs.append(run)
-            report["sizes"].append(summarise(args, runs))
+            split = run_child(
+                args, "--split", "--passages", str(n), "--one-line-max", str(args.one_line_max)
+            )
+            report["sizes"].append({**summarise(args, runs), "sentence_split": split})
             report["targets"] = targets(report["sizes"])
             write_json_atomic(args.output, report)  # what is measured so far survives a kill
         if args.minilm_sample:
@@ -375,6 +422,88 @@ def targets(sizes: list[dict[str, Any]]) -> dict[str, Any]:
         "embedding_matrix_growth_smallest_to_largest": round(matrix_growth, 3),
         "peak_rss_grows_no_faster_than_embedding_matrix": rss_growth <= matrix_growth,
     }
+
+
+def readme_table(report: dict[str, Any]) -> str:
+    """The README's passage-scale table and target lines, every figure from ``report``."""
+
+    def cell(summary: dict[str, Any], fmt: str) -> str:
+        if summary["n"] == 1:
+            return f"{summary['median']:{fmt}}"
+        return f"{summary['median']:{fmt}} ({summary['min']:{fmt}}-{summary['max']:{fmt}})"
+
+    code, machine = report["code"], report["machine"]
+    dirty = ", dirty tree" if code["dirty"] else ""
+    runs = ", ".join(f"{s['passages']:,}: {s['wall_s']['n']}" for s in report["sizes"])
+    lines = [
+        f"Result (`bench/results/passage_scale.json`, commit `{code['commit'][:7]}`{dirty}, "
+        f"{machine['cores']} CPU cores, load {machine['load_average_1_5_15_min']} at the start; "
+        f"runs per size {runs}; medians, min-max in brackets):",
+        "",
+        "| passages | requests | scored items | LLM bound (s) | wall (s) | wall / bound "
+        "| CPU / request (ms) | CPU / scored item (ms) | of which retrieval (ms) "
+        "| embedding matrix (MiB) | peak RSS (MiB) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for s in report["sizes"]:
+        lines.append(
+            f"| {s['passages']:,} | {s['requests']:,} | {s['scored_items']:,} "
+            f"| {s['llm_bound_s']:.1f} | {cell(s['wall_s'], '.1f')} "
+            f"| {s['wall_ratio_to_bound']:.3f} | {cell(s['cpu_ms_per_request'], '.2f')} "
+            f"| {cell(s['cpu_ms_per_scored_item'], '.2f')} "
+            f"| {cell(s['retrieval_cpu_ms_per_scored_item'], '.2f')} "
+            f"| {s['embedding_matrix_mib']:.1f} | {cell(s['peak_rss_scoring_mib'], '.0f')} |"
+        )
+    t = report["targets"]
+
+    def met(ok: bool) -> str:
+        return "met" if ok else "missed"
+
+    lines += [
+        "",
+        f"- **CPU per scored item within 1.5x: {met(t['cpu_per_item_flat_within_1.5x'])}** "
+        f"(largest over smallest median {t['cpu_per_item_max_over_min']}x).",
+        f"- **Wall within 1.2x the LLM bound at every size: "
+        f"{met(t['wall_within_1.2x_bound_every_size'])}** "
+        f"({', '.join(str(r) for r in t['wall_ratio_to_bound_each_size'])}).",
+        f"- **Peak RSS growing no faster than the embedding matrix: "
+        f"{met(t['peak_rss_grows_no_faster_than_embedding_matrix'])}** "
+        f"({t['peak_rss_growth_smallest_to_largest']}x against "
+        f"{t['embedding_matrix_growth_smallest_to_largest']}x).",
+    ]
+    dup = report.get("duplicate_case")
+    if dup:
+        lines.append(
+            f"- **The issue's case** ({dup['distinct_passages']} distinct news passages repeated "
+            f"to {dup['passages']:,}, MiniLM): {cell(dup['wall_s'], '.1f')} s "
+            f"({dup['wall_s']['n']} run{'s' if dup['wall_s']['n'] > 1 else ''}, "
+            f"{dup['requests']} requests, "
+            f"{cell(dup['cpu_ms_per_scored_item'], '.2f')} ms of CPU per scored item)."
+        )
+    mini = report.get("minilm_projection")
+    if mini:
+        lines.append(
+            f"- **MiniLM, measured apart:** {mini['cpu_ms_per_text']} ms of CPU per text, "
+            f"{mini['texts_embedded_per_scored_item']} texts per scored item: "
+            f"{mini['projected_cpu_ms_per_scored_item']} ms per item on top of the figures above "
+            f"({mini['projected_minilm_cpu_s_at_smallest_size']} s at "
+            f"{report['sizes'][0]['passages']:,} passages, whose LLM bound is "
+            f"{mini['llm_bound_s_at_smallest_size']} s)."
+        )
+    splits = [
+        f"{s['passages']:,}: {s['sentence_split']['one_passage_per_line']['cpu_s']} s"
+        for s in report["sizes"]
+    ]
+    one_line = [
+        f"{s['passages']:,}: {s['sentence_split']['one_line']['cpu_s']} s"
+        for s in report["sizes"]
+        if "one_line" in s["sentence_split"]
+    ]
+    lines.append(
+        f"- **Sentence split** (once per document, inside the runs above): {', '.join(splits)}; "
+        f"the same text as one line (pysbd, quadratic in a line's length): {', '.join(one_line)}."
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
