@@ -6,10 +6,12 @@ values. Embedding inputs may be any real vectors; cosine similarity normalises t
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import re
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -159,11 +161,33 @@ class PassageIndex:
         rows = np.atleast_2d(queries)
         if k <= 0 or len(self) == 0:
             return [[] for _ in range(rows.shape[0])]
-        sims = similarity.GridVectors(rows).cosine(self.vectors)
+        with _one_blas_thread():
+            sims = similarity.GridVectors(rows).cosine(self.vectors)
         # The indices ``exclude`` names among these passages; others (negative, past the end)
         # match no passage, as in a membership test against range(N).
         banned = sorted({int(i) for i in exclude if 0 <= i < len(self) and int(i) == i})
         return [_top_k_row(row, k, banned) for row in sims]
+
+
+@functools.cache
+def _blas_threads() -> Any:
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # only the speed of the product depends on it
+        return None
+    return ThreadpoolController()
+
+
+def _one_blas_thread() -> contextlib.AbstractContextManager:
+    """BLAS on the calling thread alone for a retrieval product: a few queries against N
+    passages is read-bound, so a second thread saves little, and on shared cores the threads
+    wait for each other (at 1,000 passages under load 4 on 2 cores, 15 ms a product with
+    OpenBLAS's threads against 1.1 ms without them). The bits are the same either way: every
+    dot product on the grid is exact."""
+    controller = _blas_threads()
+    if controller is None:
+        return contextlib.nullcontext()
+    return controller.limit(limits=1, user_api="blas")
 
 
 def _top_k_row(sims: np.ndarray, k: int, banned: list[int]) -> list[int]:
