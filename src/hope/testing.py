@@ -164,10 +164,13 @@ class FaultPlan:
         return None
 
 
-def completion_body(content: str, request: dict[str, Any], number: int = 0) -> dict[str, Any]:
-    """The JSON of a chat completion answering ``request`` with ``content``."""
+def completion_body(
+    content: str, request: dict[str, Any], number: int = 0, fingerprint: str | None = None
+) -> dict[str, Any]:
+    """The JSON of a chat completion answering ``request`` with ``content`` (with a
+    ``system_fingerprint`` when given, as OpenAI's API and llama.cpp's server send one)."""
     prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
-    return {
+    body: dict[str, Any] = {
         "id": f"fake-{number}",
         "object": "chat.completion",
         "created": 0,
@@ -185,6 +188,9 @@ def completion_body(content: str, request: dict[str, Any], number: int = 0) -> d
             "total_tokens": prompt_tokens + len(content.split()),
         },
     }
+    if fingerprint is not None:
+        body["system_fingerprint"] = fingerprint
+    return body
 
 
 class FakeTransport(httpx2.AsyncBaseTransport):
@@ -289,7 +295,8 @@ class SimulatedServer:
     ``status`` answers every request after the first ``fail_after`` with that HTTP status and the
     body a real server sends (400 is a context-length refusal); ``api_key`` answers 401 to any
     other bearer token; ``models`` answers 404 to a model not among them; ``invalid_rate``
-    answers a share of schema requests with text that is not JSON.
+    answers a share of schema requests with text that is not JSON; ``fingerprint`` is sent as
+    every answer's ``system_fingerprint``.
     """
 
     def __init__(
@@ -305,6 +312,7 @@ class SimulatedServer:
         models: Collection[str] | None = None,
         invalid_rate: float = 0.0,
         port: int = 0,
+        fingerprint: str | None = None,
     ):
         self.port = port  # 0: any free port; a fixed one brings a stopped server back
         self.latency_s = latency_s
@@ -315,6 +323,7 @@ class SimulatedServer:
         self.api_key = api_key
         self.models = set(models) if models is not None else None
         self.invalid_rate = invalid_rate
+        self.fingerprint = fingerprint
         self.requests = 0  # chat requests, preflights not included
         self.preflights = 0
         self.faulted = 0
@@ -378,7 +387,7 @@ class SimulatedServer:
                 content = "Sorry, I cannot answer in JSON."
             else:
                 content = self.responder(body)
-            return web.json_response(completion_body(content, body, number))
+            return web.json_response(completion_body(content, body, number, self.fingerprint))
         finally:
             self._in_flight -= 1
             self.completed += 1
