@@ -95,6 +95,42 @@ def test_score_prints_json_to_stdout_and_warm_rerun_makes_no_requests(files, ser
         assert first[key] == second[key]
 
 
+def test_a_passage_not_in_the_document_is_a_warning_counted_and_printed_once(files, server, capsys):
+    doc, passages, tmp = files
+    rows = [
+        {"passage_id": "p0", "text": PASSAGES[0]},
+        {"passage_id": "stray", "text": "A passage from another document about goats."},
+        {"passage_id": "p1", "text": "  " + PASSAGES[1].replace(" ", "\n  ") + "\n"},
+        {"passage_id": "stray2", "text": "The ferry leaves the harbour at eight."},
+    ]
+    passages.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp / "result.json"
+    args = ["score", "--document", str(doc), "--passages", str(passages), "--output", str(out)]
+    assert main([*args, *overrides(server, tmp)]) == 0
+    # p1 only differs in whitespace: it is the document's text, re-wrapped
+    expected = (
+        "2 of 4 passages do not occur in the document (whitespace aside): 'stray', 'stray2'; "
+        "they are scored as given"
+    )
+    assert json.loads(out.read_text())["warnings"] == [expected]
+    err = capsys.readouterr().err
+    assert err.count("do not occur in the document") == 1
+    assert f"warning: {expected}" in err
+
+
+def test_passages_found_in_the_document_give_no_warning(files, server, capsys):
+    from hope.evaluate import absent_passages
+
+    doc, passages, tmp = files
+    args = ["score", "--document", str(doc), "--passages", str(passages)]
+    assert main([*args, *overrides(server, tmp)]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+    # overlapping, reordered and repeated passages all occur
+    text = "one two. three four. one two."
+    assert absent_passages(text, ["two. three", "one two.", "one two.", "one two.", "four."]) == []
+    assert absent_passages(text, ["one  two.\nthree", "four. five", "two"]) == [1]
+
+
 def test_reference_profile_by_override(files, server, capsys):
     doc, passages, tmp = files
     args = [
