@@ -213,3 +213,25 @@ def test_invalid_setting_value_is_reported(files, capsys):
     )
     assert code == 2
     assert "clip" in capsys.readouterr().err
+
+
+def test_the_readme_exit_code_table_lists_the_codes_the_commands_use():
+    """The table under "Exit codes" in the README: one row per status the commands return, and
+    each row names the cases the tests above and tests/unit/test_backend_errors.py check."""
+    from pathlib import Path
+
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("**Exit codes.**", 1)[1].split("\n\n", 2)[1]
+    # "| 0 | hope's case | hope-run's case |": the code, then the command line's case
+    rows = {
+        int(line.split("|")[1]): line.split("|")[2]
+        for line in table.splitlines()[2:]
+        if line.startswith("| ")
+    }
+    assert sorted(rows) == [0, 1, 2, BACKEND_EXIT_CODE]
+    assert "bad input" in rows[2] and "not in the corpus" in rows[2]
+    assert "backend cannot answer" in rows[BACKEND_EXIT_CODE]
+    assert "every LLM item failed" in rows[BACKEND_EXIT_CODE]
+    assert "excluded" in rows[0]
