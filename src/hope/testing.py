@@ -467,13 +467,47 @@ class SimulatedServer:
         self.stop()
 
 
+class _Stop(Exception):
+    """Raised in the main thread by ``serve``'s handler of SIGINT and SIGTERM."""
+
+
+def _stdin_is_a_pipe() -> bool:
+    """Whether stdin is a pipe or socket, that is a parent process's handle. A terminal, a file,
+    or the /dev/null that a shell gives a background job is not one: there the end of input says
+    nothing (/dev/null ends at once) and only a signal stops the server."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:  # no stdin at all
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _until_eof(closed: threading.Event) -> None:
+    import os
+
+    # os.read on the descriptor, not sys.stdin: this daemon thread would otherwise hold
+    # stdin's buffer lock while blocked, and the interpreter cannot close stdin at exit.
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    closed.set()
+
+
 def serve(argv: list[str] | None = None) -> int:
     """Run a SimulatedServer in its own process (so it does not share the client's GIL).
 
-    Prints ``{"base_url": ...}`` on the first stdout line, serves until stdin closes, then prints
-    ``{"requests": ..., "faulted": ..., "max_in_flight": ...}`` and exits.
+    Prints ``{"base_url": ...}`` on the first stdout line, serves until SIGINT or SIGTERM (or,
+    when stdin is a pipe, until it closes), then prints ``{"requests": ..., "preflights": ...,
+    "faulted": ..., "max_in_flight": ...}``, says on stderr what stopped it, and exits 0. A
+    second signal while it stops ends it at once.
     """
     import argparse
+    import signal
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m hope.testing")
@@ -484,19 +518,42 @@ def serve(argv: list[str] | None = None) -> int:
     parser.add_argument("--invalid-rate", type=float, default=0.0)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    with SimulatedServer(
-        latency_s=args.latency,
-        fault_rate=args.fault_rate,
-        fault_seed=args.fault_seed,
-        status=args.status,
-        invalid_rate=args.invalid_rate,
-        port=args.port,
-    ) as server:
-        print(json.dumps({"base_url": server.base_url}), flush=True)
-        sys.stdin.read()
-        counts = ("requests", "preflights", "faulted", "max_in_flight")
-        stats = {name: getattr(server, name) for name in counts}
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        raise _Stop(signal.Signals(signum).name)
+
+    # Set explicitly: a shell starts a background job with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler; SIGTERM's default would end it without statistics.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    closed = threading.Event()
+    try:
+        with SimulatedServer(
+            latency_s=args.latency,
+            fault_rate=args.fault_rate,
+            fault_seed=args.fault_seed,
+            status=args.status,
+            invalid_rate=args.invalid_rate,
+            port=args.port,
+        ) as server:
+            print(json.dumps({"base_url": server.base_url}), flush=True)
+            if _stdin_is_a_pipe():
+                threading.Thread(target=_until_eof, args=(closed,), daemon=True).start()
+            try:
+                closed.wait()
+                reason = "stdin closed"
+            except _Stop as stop:
+                reason = str(stop)
+            # From here a signal ends the process at once (no second round of statistics).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            counts = ("requests", "preflights", "faulted", "max_in_flight")
+            stats = {name: getattr(server, name) for name in counts}
+    except _Stop as stop:  # a signal before the server was up, or while it starts
+        print(f"hope.testing: stopped by {stop} before serving", file=sys.stderr)
+        return 0
     print(json.dumps(stats), flush=True)
+    print(f"hope.testing: stopped ({reason})", file=sys.stderr, flush=True)
     return 0
 
 

@@ -99,6 +99,28 @@ def test_stage_scores_every_pair_and_reruns_from_cache(tmp_path):
         assert (tmp_path / "out" / "scores.csv").read_text() == scores_before
 
 
+def test_stage_where_every_item_failed_exits_3_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    """Issue #35: every item of every pair failed (a server that answers 500 to everything, the
+    preflight off), so every score would be null: the stage stops instead, and no output (not
+    even the evidence streamed as pairs finished) is left behind."""
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
+    monkeypatch.setenv("HOPE_PREFLIGHT", "0")
+    with SimulatedServer(latency_s=0.0, status=500) as server:
+        write_inputs(tmp_path, server.base_url)
+        params = yaml.safe_load((tmp_path / "params.yaml").read_text())
+        params["hope"]["overrides"].append("llm.max_retries=0")
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+        code = run_stage(tmp_path)
+        assert server.requests > 0
+    err = capsys.readouterr().err
+    assert code == BACKEND_EXIT_CODE, err
+    assert "nothing could be scored" in err and "of the 4 (document, chunker) pairs" in err
+    assert "HTTP 500" in err
+    out = tmp_path / "out"
+    assert not out.exists() or list(out.iterdir()) == []
+
+
 def test_per_pair_usage_is_its_own_even_when_pairs_run_concurrently(tmp_path):
     with SimulatedServer(latency_s=0.01) as server:
         write_inputs(tmp_path, server.base_url)
@@ -203,3 +225,45 @@ def test_evidence_stream_writes_full_results_and_keeps_slim_ones(tmp_path):
         stream(DOCS[0], "small", _result(1))
         raise RuntimeError("scoring broke")
     assert len(path.read_text().splitlines()) == 2  # the previous evidence stays
+
+
+def _counted(scored: int, failed: int, reasons: list[str]):
+    import math
+
+    from hope.result import Failure, HopeResult, MetricCount
+
+    value = 0.5 if scored else math.nan
+    return HopeResult(
+        hope=value,
+        concept_unity=value,
+        semantic_independence=math.nan,
+        information_preservation=math.nan,
+        passages=[],
+        segments=[],
+        failures=[Failure("concept_unity", f"passage {i}", r) for i, r in enumerate(reasons)],
+        counts={
+            "concept_unity": MetricCount(scored + failed, scored, failed),
+            "semantic_independence": MetricCount(2, 0, 2),
+            "information_preservation": MetricCount(0, 0, 0),
+        },
+        usage={},
+        prompts={},
+        settings={},
+        models={},
+    )
+
+
+def test_only_a_run_that_scored_nothing_at_all_is_fatal():
+    from hope.result import NothingScoredError, check_something_scored
+
+    dead = _counted(0, 3, ["HTTP 500: down", "HTTP 500: down", "HTTP 400: too long"])
+    # a pair where every item failed beside a pair with one item scored: recorded, not fatal
+    check_something_scored([dead, _counted(1, 2, ["HTTP 500: down"] * 2)])
+    check_something_scored([])  # nothing to score is not a failure to score
+    with pytest.raises(NothingScoredError) as info:
+        check_something_scored([dead, dead], " of the 2 pairs")
+    assert str(info.value) == (
+        "nothing could be scored: all 10 LLM items of the 2 pairs failed (concept_unity 6, "
+        "semantic_independence 4, information_preservation 0); the most common reason (4 of 6 "
+        "failures): HTTP 500: down"
+    )

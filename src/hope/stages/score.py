@@ -45,7 +45,7 @@ from hope.io import (
     write_json_atomic,
 )
 from hope.records import check_documents, group_passages
-from hope.result import METRICS, HopeResult
+from hope.result import METRICS, HopeResult, NothingScoredError, check_something_scored
 
 SCORE_COLUMNS = ["hope", *METRICS]
 Scored = tuple[Mapping[str, Any], str, HopeResult]
@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _main(argv)
-    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+    except (BackendError, NothingScoredError) as exc:
+        # preflight, mid-run, or every item failed: nothing written, answers stay cached
         print(f"hope: error: {exc}", file=sys.stderr)
         return BACKEND_EXIT_CODE
 
@@ -258,6 +259,10 @@ def _main(argv: list[str] | None = None) -> int:
                 parallel_pairs=params.get("parallel_pairs", 4),
                 on_result=stream,
             )
+        )
+        # Inside the stream's block: raising here discards the evidence written so far.
+        check_something_scored(
+            (r for _, _, r in scored), f" of the {len(scored)} (document, chunker) pairs"
         )
     summary = summarise(scored, llm.usage.to_dict())
     write_score_outputs(out, [score_row(*item) for item in scored], summary)
