@@ -168,7 +168,9 @@ class OpenAIEmbedder(Embedder):
         self.base_url = base_url
         self.model = model
         self.batch_size = batch_size
-        self.identity = f"openai:{base_url}|{model}"
+        # The model, not the address: vectors cached against one server are reused when the same
+        # model is served elsewhere (as for the LLM's answers, issue #35).
+        self.identity = f"openai:{model}"
 
     def _request(self, batch: list[str], client=None) -> list[list[float]]:
         """One /embeddings request; a backend that cannot serve it (``classify_error``: fatal,
