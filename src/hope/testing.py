@@ -26,6 +26,22 @@ from hope.models.preflight import PREFLIGHT_HEADER
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 
+# What a different x86 CPU changes in this project's numerics, forced through each library's own
+# switch: torch's kernels at the ``default`` capability (no AVX), MKL limited to SSE4.2, OpenBLAS's
+# Nehalem kernels, numpy's SIMD dispatch off above its x86-64-v2 baseline, and one thread, where a
+# plain run uses every instruction set and core the machine has. Used by the two-clone test and
+# bench/bench_repro.py and bench/bench_cpu_independence.py (issue #35).
+OTHER_CPU_ENV = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "OPENBLAS_CORETYPE": "Nehalem",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
 def request_rng(request: dict[str, Any]) -> random.Random:
     material = json.dumps(
         {
