@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -91,6 +91,11 @@ bench-chunking: setup
 # Cold and warm wall time of `make repro` (after the install) in a fresh clone: bench/results/repro.json.
 bench-repro: setup
 	$(BIN)/python bench/bench_repro.py
+
+# Whether MiniLM's vectors and the grid cosines have the same bits when torch, MKL, OpenBLAS and
+# numpy run as other x86 CPUs would, and what the float64 pass costs: bench/results/cpu_independence.json.
+bench-cpu-independence: setup
+	$(BIN)/python bench/bench_cpu_independence.py
 
 # Labelled retrieval (Chroma's general evaluation set in ../shared/benchmarks) beside HOPE, BLEU and
 # the cheap baselines, for every offline chunker: bench/results/labelled.json and

@@ -11,7 +11,8 @@ bench/results/repro.json) with the median and spread of the cold and warm wall t
 times, LLM request counts per stage, whether each clone's dvc.lock gives every output the
 committed lock's hash, whether `git status` in the clone is clean after the runs, the commit
 measured and the machine (bench/records.py), and whether the targets of issue 6 hold (cold <=
-15 min, warm <= 1 min, on the medians).
+15 min, warm <= 1 min, on the medians). Every --other-cpu-every-th clone (default: every second)
+runs as another x86 CPU would (hope.testing.OTHER_CPU_ENV); each run records its CPU (issue #35).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from typing import Any
 
 from hope.io import write_json_atomic
 from hope.pipeline.lock import lock_differences, lock_outputs
-from records import MIN_RUNS, check_runs, provenance, spread
+from hope.testing import OTHER_CPU_ENV
+from records import MIN_RUNS, check_runs, machine, provenance, spread
 
 REPO = Path(__file__).resolve().parents[1]
 # Summaries written by the stages that call an LLM; each holds its LLM usage under "usage".
@@ -162,6 +164,9 @@ def summarise(runs: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, A
         # The fresh clone's dvc.lock against the committed one (output hashes only), and what
         # `git status` shows in the clone after the cold and after the warm run.
         "lock_equals_committed_each": locks,
+        # The processor of each clone's run, and the kernel switches it ran under, if any.
+        "cpu_each": [r["cpu"] for r in runs],
+        "cpu_emulated_each": [r["cpu_emulated"] for r in runs],
         "lock_differences_first_run": runs[0]["lock"]["differences"],
         "git_status_clean_each": clean,
         "git_status_first_run": {
@@ -182,6 +187,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--output", default=str(REPO / "bench" / "results" / "repro.json"))
     parser.add_argument("--runs", type=int, default=MIN_RUNS, help="fresh clones, cold + warm")
+    parser.add_argument(
+        "--other-cpu-every",
+        type=int,
+        default=2,
+        help="run every Nth clone as another x86 CPU would (hope.testing.OTHER_CPU_ENV); 0: none",
+    )
     args = parser.parse_args()
     check_runs(args.runs)
     record = provenance(REPO)
@@ -206,7 +217,15 @@ def main() -> None:
                 env.pop(name, None)
             # The clone's own code, not the editable install's (this checkout's working tree).
             env["PYTHONPATH"] = str(work / "src")
-            runs.append(one_run(work, env))
+            # The lock must not depend on the processor (issue #35): some clones run with the
+            # kernels of an x86-64-v2 machine with one core instead of this CPU's own.
+            emulated = bool(args.other_cpu_every) and (number + 1) % args.other_cpu_every == 0
+            if emulated:
+                env.update(OTHER_CPU_ENV)
+            run = one_run(work, env)
+            run["cpu"] = machine()["cpu"]
+            run["cpu_emulated"] = OTHER_CPU_ENV if emulated else None
+            runs.append(run)
         print(f"bench_repro: run {number + 1}/{args.runs}: cold {runs[-1]['cold_wall_s']:.1f} s")
     report = summarise(runs, record)
     write_json_atomic(args.output, report)

@@ -406,11 +406,15 @@ def import_results(
                     cache.put_json(CACHE_NAMESPACE, custom_id, {"error": final})
                     summary.failures_cached += 1
                 continue
-            cache.put_json(
-                CACHE_NAMESPACE,
-                custom_id,
-                {"content": content, "seed": entry["seed"], "temperature": entry["temperature"]},
-            )
+            stored = {
+                "content": content,
+                "seed": entry["seed"],
+                "temperature": entry["temperature"],
+            }
+            fingerprint = response["body"].get("system_fingerprint")
+            if isinstance(fingerprint, str) and fingerprint:
+                stored["fingerprint"] = fingerprint  # as the live client keeps it (ChatLLM)
+            cache.put_json(CACHE_NAMESPACE, custom_id, stored)
             summary.imported += 1
     return summary
 

@@ -16,6 +16,7 @@ import logging
 import sys
 
 from hope.io import read_passages_jsonl, read_text, write_json_atomic
+from hope.result import NothingScoredError, check_something_scored
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -25,6 +26,7 @@ def _score(args: argparse.Namespace) -> int:
     passages, ids = read_passages_jsonl(args.passages)
     cfg = compose_config(args.overrides)
     result = build_evaluator(cfg).evaluate(document, passages, ids)
+    check_something_scored([result])  # a result of nulls only is no result: exit 3, no file
     payload = result.to_dict()
     if args.output:
         write_json_atomic(args.output, payload)
@@ -79,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.handler(args)
-    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+    except (BackendError, NothingScoredError) as exc:
+        # preflight, mid-run, or every item failed: nothing written, answers stay cached
         print(f"hope: error: {exc}", file=sys.stderr)
         return BACKEND_EXIT_CODE
     except ValueError as exc:  # InputFileError, InputError, settings validation, bad config values

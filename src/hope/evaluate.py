@@ -184,6 +184,8 @@ class HopeEvaluator:
             usage_scope.reset(scope_token)
 
         warnings: list[str] = []
+        if absent := absent_passages(document, passages):
+            warnings.append(absent_warning([ids[i] for i in absent], len(passages)))
         if not segments:
             warnings.append("the document has no sentences to sample for information preservation")
         con, _ = scoring.corpus_mean(
@@ -261,6 +263,41 @@ def focus_indices(passages: Sequence[str], limit: int | None, seed: int) -> list
     digest = hashlib.sha256("\x1f".join(passages).encode("utf-8")).hexdigest()
     rng = np.random.default_rng(derive_seed(seed, "focus", digest))
     return sorted(int(i) for i in rng.choice(len(passages), size=limit, replace=False))
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def absent_passages(document: str, passages: Sequence[str]) -> list[int]:
+    """The indices of the passages that do not occur in ``document``, runs of whitespace compared
+    as one space (a splitter that strips or rejoins whitespace still cuts the document's text).
+
+    Each passage is searched from just after the previous one's match, then from the start (an
+    overlapping or reordered chunking), so a chunking in document order costs one pass."""
+    flat = _WHITESPACE.sub(" ", document)
+    absent: list[int] = []
+    floor = 0
+    for index, passage in enumerate(passages):
+        text = _WHITESPACE.sub(" ", passage).strip()
+        found = flat.find(text, floor)
+        if found < 0:
+            found = flat.find(text)
+        if found < 0:
+            absent.append(index)
+        else:
+            floor = found + 1
+    return absent
+
+
+def absent_warning(ids: Sequence[str], total: int) -> str:
+    """The one warning for every passage not in the document (HOPE scores them as given: it reads
+    the passages, not their place, but a wrong passages file would otherwise go unnoticed)."""
+    shown = ", ".join(repr(i) for i in ids[:5])
+    more = f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+    return (
+        f"{len(ids)} of {total} passages do not occur in the document (whitespace aside): "
+        f"{shown}{more}; they are scored as given"
+    )
 
 
 def _failure_order(failure: Any) -> tuple:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,6 +63,34 @@ class HopeResult:
         kwargs.setdefault("indent", 2)
         kwargs.setdefault("ensure_ascii", False)
         return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+
+class NothingScoredError(RuntimeError):
+    """Every LLM item of every result failed, so every score is undefined. A partial failure is
+    recorded and excluded; a run that scored nothing at all has no result to give, so it stops
+    like a backend that cannot answer (``hope.models.preflight.BACKEND_EXIT_CODE``) and writes
+    nothing, instead of a file of nulls that looks like a finished run."""
+
+
+def check_something_scored(results: Iterable[HopeResult], scope: str = "") -> None:
+    """Raise NothingScoredError, with the most common failure reason, if no item of any of
+    ``results`` was scored (and there was at least one item to score)."""
+    results = list(results)
+    counts = [count for result in results for count in result.counts.values()]
+    total = sum(count.total for count in counts)
+    if total == 0 or any(count.scored for count in counts):
+        return
+    failed: Counter[str] = Counter()
+    for result in results:
+        for name, count in result.counts.items():
+            failed[name] += count.failed
+    reasons = Counter(f.reason for result in results for f in result.failures)
+    by_metric = ", ".join(f"{name} {n}" for name, n in failed.items())
+    message = f"nothing could be scored: all {total} LLM items{scope} failed ({by_metric})"
+    if reasons:
+        reason, n = reasons.most_common(1)[0]
+        message += f"; the most common reason ({n} of {reasons.total()} failures): {reason}"
+    raise NothingScoredError(message)
 
 
 def _nan_to_none(value: Any) -> Any:

@@ -26,6 +26,22 @@ from hope.models.preflight import PREFLIGHT_HEADER
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 
 
+# What a different x86 CPU changes in this project's numerics, forced through each library's own
+# switch: torch's kernels at the ``default`` capability (no AVX), MKL limited to SSE4.2, OpenBLAS's
+# Nehalem kernels, numpy's SIMD dispatch off above its x86-64-v2 baseline, and one thread, where a
+# plain run uses every instruction set and core the machine has. Used by the two-clone test and
+# bench/bench_repro.py and bench/bench_cpu_independence.py (issue #35).
+OTHER_CPU_ENV = {
+    "ATEN_CPU_CAPABILITY": "default",
+    "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+    "OPENBLAS_CORETYPE": "Nehalem",
+    "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+}
+
+
 def request_rng(request: dict[str, Any]) -> random.Random:
     material = json.dumps(
         {
@@ -164,10 +180,13 @@ class FaultPlan:
         return None
 
 
-def completion_body(content: str, request: dict[str, Any], number: int = 0) -> dict[str, Any]:
-    """The JSON of a chat completion answering ``request`` with ``content``."""
+def completion_body(
+    content: str, request: dict[str, Any], number: int = 0, fingerprint: str | None = None
+) -> dict[str, Any]:
+    """The JSON of a chat completion answering ``request`` with ``content`` (with a
+    ``system_fingerprint`` when given, as OpenAI's API and llama.cpp's server send one)."""
     prompt_tokens = sum(len(m["content"].split()) for m in request["messages"])
-    return {
+    body: dict[str, Any] = {
         "id": f"fake-{number}",
         "object": "chat.completion",
         "created": 0,
@@ -185,6 +204,9 @@ def completion_body(content: str, request: dict[str, Any], number: int = 0) -> d
             "total_tokens": prompt_tokens + len(content.split()),
         },
     }
+    if fingerprint is not None:
+        body["system_fingerprint"] = fingerprint
+    return body
 
 
 class FakeTransport(httpx2.AsyncBaseTransport):
@@ -289,7 +311,8 @@ class SimulatedServer:
     ``status`` answers every request after the first ``fail_after`` with that HTTP status and the
     body a real server sends (400 is a context-length refusal); ``api_key`` answers 401 to any
     other bearer token; ``models`` answers 404 to a model not among them; ``invalid_rate``
-    answers a share of schema requests with text that is not JSON.
+    answers a share of schema requests with text that is not JSON; ``fingerprint`` is sent as
+    every answer's ``system_fingerprint``.
     """
 
     def __init__(
@@ -305,6 +328,7 @@ class SimulatedServer:
         models: Collection[str] | None = None,
         invalid_rate: float = 0.0,
         port: int = 0,
+        fingerprint: str | None = None,
     ):
         self.port = port  # 0: any free port; a fixed one brings a stopped server back
         self.latency_s = latency_s
@@ -315,6 +339,7 @@ class SimulatedServer:
         self.api_key = api_key
         self.models = set(models) if models is not None else None
         self.invalid_rate = invalid_rate
+        self.fingerprint = fingerprint
         self.requests = 0  # chat requests, preflights not included
         self.preflights = 0
         self.faulted = 0
@@ -378,7 +403,7 @@ class SimulatedServer:
                 content = "Sorry, I cannot answer in JSON."
             else:
                 content = self.responder(body)
-            return web.json_response(completion_body(content, body, number))
+            return web.json_response(completion_body(content, body, number, self.fingerprint))
         finally:
             self._in_flight -= 1
             self.completed += 1
@@ -458,13 +483,47 @@ class SimulatedServer:
         self.stop()
 
 
+class _Stop(Exception):
+    """Raised in the main thread by ``serve``'s handler of SIGINT and SIGTERM."""
+
+
+def _stdin_is_a_pipe() -> bool:
+    """Whether stdin is a pipe or socket, that is a parent process's handle. A terminal, a file,
+    or the /dev/null that a shell gives a background job is not one: there the end of input says
+    nothing (/dev/null ends at once) and only a signal stops the server."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:  # no stdin at all
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _until_eof(closed: threading.Event) -> None:
+    import os
+
+    # os.read on the descriptor, not sys.stdin: this daemon thread would otherwise hold
+    # stdin's buffer lock while blocked, and the interpreter cannot close stdin at exit.
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    closed.set()
+
+
 def serve(argv: list[str] | None = None) -> int:
     """Run a SimulatedServer in its own process (so it does not share the client's GIL).
 
-    Prints ``{"base_url": ...}`` on the first stdout line, serves until stdin closes, then prints
-    ``{"requests": ..., "faulted": ..., "max_in_flight": ...}`` and exits.
+    Prints ``{"base_url": ...}`` on the first stdout line, serves until SIGINT or SIGTERM (or,
+    when stdin is a pipe, until it closes), then prints ``{"requests": ..., "preflights": ...,
+    "faulted": ..., "max_in_flight": ...}``, says on stderr what stopped it, and exits 0. A
+    second signal while it stops ends it at once.
     """
     import argparse
+    import signal
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m hope.testing")
@@ -475,19 +534,42 @@ def serve(argv: list[str] | None = None) -> int:
     parser.add_argument("--invalid-rate", type=float, default=0.0)
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    with SimulatedServer(
-        latency_s=args.latency,
-        fault_rate=args.fault_rate,
-        fault_seed=args.fault_seed,
-        status=args.status,
-        invalid_rate=args.invalid_rate,
-        port=args.port,
-    ) as server:
-        print(json.dumps({"base_url": server.base_url}), flush=True)
-        sys.stdin.read()
-        counts = ("requests", "preflights", "faulted", "max_in_flight")
-        stats = {name: getattr(server, name) for name in counts}
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        raise _Stop(signal.Signals(signum).name)
+
+    # Set explicitly: a shell starts a background job with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler; SIGTERM's default would end it without statistics.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    closed = threading.Event()
+    try:
+        with SimulatedServer(
+            latency_s=args.latency,
+            fault_rate=args.fault_rate,
+            fault_seed=args.fault_seed,
+            status=args.status,
+            invalid_rate=args.invalid_rate,
+            port=args.port,
+        ) as server:
+            print(json.dumps({"base_url": server.base_url}), flush=True)
+            if _stdin_is_a_pipe():
+                threading.Thread(target=_until_eof, args=(closed,), daemon=True).start()
+            try:
+                closed.wait()
+                reason = "stdin closed"
+            except _Stop as stop:
+                reason = str(stop)
+            # From here a signal ends the process at once (no second round of statistics).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            counts = ("requests", "preflights", "faulted", "max_in_flight")
+            stats = {name: getattr(server, name) for name in counts}
+    except _Stop as stop:  # a signal before the server was up, or while it starts
+        print(f"hope.testing: stopped by {stop} before serving", file=sys.stderr)
+        return 0
     print(json.dumps(stats), flush=True)
+    print(f"hope.testing: stopped ({reason})", file=sys.stderr, flush=True)
     return 0
 
 

@@ -159,11 +159,13 @@ def test_no_question_for_the_corpus(files, capsys):
     assert "no questions for corpus 'nothing'" in capsys.readouterr().err
 
 
-def test_unmatched_passage_is_reported_not_scored(files, capsys):
+def test_unmatched_passage_is_bad_input_not_scored(files, capsys):
     _rewrite(files["passages"], 2, {"text": "Dogs are loud barkers."})
-    assert main(_argv(files)) == 1
-    assert "not evaluable: 1 of 3 passages" in capsys.readouterr().err
-    assert json.loads(files["output"].read_text())["status"] == "not_evaluable"
+    assert main(_argv(files)) == 2
+    err = capsys.readouterr().err
+    assert f"passages file {files['passages']}: 1 of 3 passages" in err
+    assert "not evaluable" in err
+    assert not files["output"].exists()
 
 
 def test_runs_as_the_installed_hope_command(files):

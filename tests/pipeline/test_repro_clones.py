@@ -6,6 +6,13 @@ each with its own response cache and MLflow store and its own `src` on PYTHONPAT
 same simulated LLM server (whose answers are a pure function of the request). Every output of
 every stage must hash the same: no absolute path, time stamp, host name, or run-dependent
 counter may reach a DVC output (issue #13).
+
+The second clone also runs as another processor would (issue #35): torch's kernels at the
+``default`` capability instead of AVX-512, MKL limited to SSE4.2, OpenBLAS's Nehalem kernels,
+numpy's SIMD dispatch off and one thread, where the first clone uses everything this CPU has. Both
+run the real MiniLM (float64, snapped to the grid) for HOPE, RAG, the labelled slice and the
+semantic chunker, so every embedding and similarity behind the outputs is computed by other
+kernels in the two clones; their outputs must still be byte for byte the same.
 """
 
 from __future__ import annotations
@@ -19,10 +26,11 @@ import pytest
 import yaml
 
 from hope.pipeline.lock import lock_differences, lock_outputs
-from hope.testing import SimulatedServer
+from hope.testing import OTHER_CPU_ENV, SimulatedServer
 from tests.pipeline.test_dvc_e2e import scratch_repo
 
 pytestmark = pytest.mark.slow
+
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "hope",
@@ -42,6 +50,11 @@ def origin_repo(repo_root: Path, origin: Path, base_url: str, env: dict[str, str
     scratch_repo(repo_root, origin, base_url)
     params = yaml.safe_load((origin / "params.yaml").read_text())
     params["hope"]["cache"] = "cache.sqlite"  # relative: each clone has its own
+    # The real embedder wherever one is used, and the semantic chunker that embeds sentences.
+    params["chunkers"] = [*params["chunkers"], "semantic_minilm"]
+    params["hope"]["embedder"] = "minilm"
+    params["rag"]["embedder"] = {"backend": "sentence_transformers", "model": "minilm"}
+    params["labelled"]["embedder"] = "minilm"
     (origin / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (origin / ".venv").unlink()  # each clone links the environment itself
     (origin / ".gitignore").write_text(".venv\ncache.sqlite\nmlflow.db\nmlruns/\n")
@@ -54,14 +67,14 @@ def origin_repo(repo_root: Path, origin: Path, base_url: str, env: dict[str, str
     git(origin, "commit", "-qm", "scratch", env=env)
 
 
-def test_two_clones_in_different_folders_hash_every_output_the_same(repo_root, tmp_path):
+def test_two_clones_in_different_folders_and_cpus_hash_every_output_the_same(repo_root, tmp_path):
     env = {**os.environ, **IDENTITY, "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"}
     origin = tmp_path / "origin"
     clones = [tmp_path / "one", tmp_path / "two" / "nested" / "deeper"]
     with SimulatedServer(latency_s=0.0) as server:
         origin_repo(repo_root, origin, server.base_url, env)
         runs = []
-        for clone in clones:
+        for clone, cpu in zip(clones, ({}, OTHER_CPU_ENV), strict=True):
             clone.parent.mkdir(parents=True, exist_ok=True)
             git(tmp_path, "clone", "-q", str(origin), str(clone), env=env)
             (clone / ".venv").symlink_to(repo_root / ".venv")
@@ -70,6 +83,7 @@ def test_two_clones_in_different_folders_hash_every_output_the_same(repo_root, t
                 "PYTHONPATH": str(clone / "src"),
                 "HOPE_CACHE": str(clone / "cache.sqlite"),
                 "MLFLOW_TRACKING_URI": f"sqlite:///{clone / 'mlflow.db'}",
+                **cpu,
             }
             runs.append(
                 subprocess.Popen(

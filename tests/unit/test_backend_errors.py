@@ -207,20 +207,22 @@ def test_fatal_mid_run_stops_keeps_what_finished_and_the_rerun_completes(
     assert rerun == uninterrupted - 5
 
 
-def test_content_bound_failures_are_cached(files, no_backoff):
+def test_content_bound_failures_are_cached(files, capsys, no_backoff):
     with SimulatedServer(latency_s=0.0, status=400) as server:
         code, out = run_score(files, server.base_url)
-        assert code == 0  # the preflight passed; every item failed for its content
-        result = json.loads(out.read_text())
-        assert result["failures"] and all("HTTP 400" in f["reason"] for f in result["failures"])
+        # the preflight passed; every item failed for its content, so nothing was scored
+        assert code == BACKEND_EXIT_CODE and not out.exists()
+        err = capsys.readouterr().err
+        assert "nothing could be scored" in err and "HTTP 400" in err
         answers, errors = cached(files[2])
         assert (
             answers == [] and errors and all("maximum context length" in e["error"] for e in errors)
         )
         first = server.requests
         server.status = None
-        code, _ = run_score(files, server.base_url)
-        assert code == 0
+        code, out = run_score(files, server.base_url)
+        assert code == BACKEND_EXIT_CODE and not out.exists()
+        assert "maximum context length" in capsys.readouterr().err
         assert server.requests == first  # the failures came from the cache
         assert server.preflights == 1  # nothing to send, so no preflight either
 
@@ -236,6 +238,35 @@ def test_transient_failures_fail_items_are_not_cached_and_are_asked_again(files,
         server.status = None
         code, out = run_score(files, server.base_url)
         assert code == 0 and json.loads(out.read_text())["failures"] == []
+
+
+def test_a_run_where_every_item_failed_exits_3_and_writes_nothing(files, capsys, monkeypatch):
+    """Issue #35: with the preflight off and a server that answers 500 to everything, the run used
+    to exit 0 with a result of nulls. Now it stops like any unusable backend, with the reason."""
+    monkeypatch.setenv("HOPE_PREFLIGHT", "0")
+    with SimulatedServer(latency_s=0.0, status=500) as server:
+        code, out = run_score(files, server.base_url, "llm.max_retries=0")
+        sent = server.requests
+    err = capsys.readouterr().err
+    assert code == BACKEND_EXIT_CODE, err
+    assert not out.exists() and not out.parent.exists()
+    assert "hope: error: nothing could be scored: all " in err
+    assert "concept_unity" in err and "information_preservation" in err
+    assert "HTTP 500" in err and "The server had an error" in err
+    assert sent > 0 and server.preflights == 0
+    assert cached(files[2]) == ([], [])  # transient: nothing cached, a rerun asks again
+
+
+def test_a_partial_failure_is_recorded_and_excluded_not_fatal(files, no_backoff):
+    """Only a run where nothing at all was scored stops: items that failed beside scored ones
+    are recorded with their reason and the run exits 0."""
+    with SimulatedServer(latency_s=0.0, status=400, fail_after=6) as server:
+        code, out = run_score(files, server.base_url, "llm.concurrency=1")
+        assert server.faulted > 0
+    assert code == 0
+    result = json.loads(out.read_text())
+    assert any("HTTP 400" in f["reason"] for f in result["failures"])
+    assert sum(c["scored"] for c in result["counts"].values()) > 0
 
 
 class Answer(BaseModel):

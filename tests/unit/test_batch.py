@@ -207,6 +207,7 @@ def test_bad_lines_are_counted_and_never_cached(inputs, server, tmp_path, capsys
     answer_round(server, round_dir, tmp_path / "good.jsonl")
     good = [json.loads(line) for line in (tmp_path / "good.jsonl").read_text().splitlines()]
     ok, failed, invalid, cut, *_ = good
+    ok["response"]["body"]["system_fingerprint"] = "fp_batch"  # as OpenAI's Batch API sends
     failed["response"] = {"status_code": 500, "request_id": "x", "body": {"error": "boom"}}
     invalid["response"]["body"]["choices"][0]["message"]["content"] = '{"statements": 3}'
     cut["response"]["body"]["choices"][0]["finish_reason"] = "length"
@@ -223,7 +224,8 @@ def test_bad_lines_are_counted_and_never_cached(inputs, server, tmp_path, capsys
     summary = import_results(cache, round_dir, [tmp_path / "mixed.jsonl"], max_retries=4)
     assert summary.imported == 1 and summary.invalid == 2
     assert summary.errors == {"status 500": 1, "unknown custom_id": 1, "duplicate custom_id": 1}
-    assert cache.get_json(CACHE_NAMESPACE, ok["custom_id"])["content"]
+    stored = cache.get_json(CACHE_NAMESPACE, ok["custom_id"])
+    assert stored["content"] and stored["fingerprint"] == "fp_batch"  # kept, as the live client
     for line in (failed, invalid, cut):
         assert cache.get_json(CACHE_NAMESPACE, line["custom_id"]) is None
     assert cache.get_json(BATCH_NAMESPACE, invalid["custom_id"]) == {"invalid": 1}

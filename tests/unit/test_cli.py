@@ -95,6 +95,42 @@ def test_score_prints_json_to_stdout_and_warm_rerun_makes_no_requests(files, ser
         assert first[key] == second[key]
 
 
+def test_a_passage_not_in_the_document_is_a_warning_counted_and_printed_once(files, server, capsys):
+    doc, passages, tmp = files
+    rows = [
+        {"passage_id": "p0", "text": PASSAGES[0]},
+        {"passage_id": "stray", "text": "A passage from another document about goats."},
+        {"passage_id": "p1", "text": "  " + PASSAGES[1].replace(" ", "\n  ") + "\n"},
+        {"passage_id": "stray2", "text": "The ferry leaves the harbour at eight."},
+    ]
+    passages.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp / "result.json"
+    args = ["score", "--document", str(doc), "--passages", str(passages), "--output", str(out)]
+    assert main([*args, *overrides(server, tmp)]) == 0
+    # p1 only differs in whitespace: it is the document's text, re-wrapped
+    expected = (
+        "2 of 4 passages do not occur in the document (whitespace aside): 'stray', 'stray2'; "
+        "they are scored as given"
+    )
+    assert json.loads(out.read_text())["warnings"] == [expected]
+    err = capsys.readouterr().err
+    assert err.count("do not occur in the document") == 1
+    assert f"warning: {expected}" in err
+
+
+def test_passages_found_in_the_document_give_no_warning(files, server, capsys):
+    from hope.evaluate import absent_passages
+
+    doc, passages, tmp = files
+    args = ["score", "--document", str(doc), "--passages", str(passages)]
+    assert main([*args, *overrides(server, tmp)]) == 0
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+    # overlapping, reordered and repeated passages all occur
+    text = "one two. three four. one two."
+    assert absent_passages(text, ["two. three", "one two.", "one two.", "one two.", "four."]) == []
+    assert absent_passages(text, ["one  two.\nthree", "four. five", "two"]) == [1]
+
+
 def test_reference_profile_by_override(files, server, capsys):
     doc, passages, tmp = files
     args = [
@@ -177,3 +213,25 @@ def test_invalid_setting_value_is_reported(files, capsys):
     )
     assert code == 2
     assert "clip" in capsys.readouterr().err
+
+
+def test_the_readme_exit_code_table_lists_the_codes_the_commands_use():
+    """The table under "Exit codes" in the README: one row per status the commands return, and
+    each row names the cases the tests above and tests/unit/test_backend_errors.py check."""
+    from pathlib import Path
+
+    from hope.models.preflight import BACKEND_EXIT_CODE
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("**Exit codes.**", 1)[1].split("\n\n", 2)[1]
+    # "| 0 | hope's case | hope-run's case |": the code, then the command line's case
+    rows = {
+        int(line.split("|")[1]): line.split("|")[2]
+        for line in table.splitlines()[2:]
+        if line.startswith("| ")
+    }
+    assert sorted(rows) == [0, 1, 2, BACKEND_EXIT_CODE]
+    assert "bad input" in rows[2] and "not in the corpus" in rows[2]
+    assert "backend cannot answer" in rows[BACKEND_EXIT_CODE]
+    assert "every LLM item failed" in rows[BACKEND_EXIT_CODE]
+    assert "excluded" in rows[0]

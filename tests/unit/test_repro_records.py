@@ -156,10 +156,15 @@ def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
             "warm_steps_s": {},
             "warm_outputs_rewritten": [],
             "git_status_after_warm": [],
+            "cpu": "Some CPU",
+            "cpu_emulated": None,
         }
 
     runs = [run(600 + i, 10 + i, True, []) for i in range(4)] + [run(1000, 70, True, [])]
+    runs[1]["cpu_emulated"] = {"ATEN_CPU_CAPABILITY": "default"}
     report = module.summarise(runs, {"code": {}, "machine": {}})
+    assert report["cpu_each"] == ["Some CPU"] * 5
+    assert report["cpu_emulated_each"][:2] == [None, {"ATEN_CPU_CAPABILITY": "default"}]
     assert report["cold"]["wall_s"]["median"] == 602 and report["cold"]["wall_s"]["max"] == 1000
     assert report["met"] == {
         "cold_within_15_min": True,  # the median, not the slowest run

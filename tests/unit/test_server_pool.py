@@ -164,7 +164,7 @@ def test_bad_server_lists_are_named_errors():
         LLMSettings(model="m", base_url=["http://a/v1", "http://a/v1"])
 
 
-def test_a_list_from_hydra_keeps_the_first_servers_cache_identity():
+def test_a_list_from_hydra_has_the_cache_identity_of_one_server():
     from hydra.utils import instantiate
 
     from hope.models.factory import compose_config

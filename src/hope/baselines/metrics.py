@@ -1,7 +1,7 @@
 """The baselines as pure functions of passage lengths and embedding vectors (cards: cards.py).
 
 Each returns the score and its per-passage values, so that an interval can resample passages.
-Vectors are unit-length rows, so a dot product is a cosine.
+Cosines are computed on the exact grid (``hope.metrics.similarity``): the same bits on any CPU.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+
+from hope.metrics.similarity import cosine_matrix
 
 DEFAULT_MIN_CHARS = 100
 DEFAULT_MAX_CHARS = 1100
@@ -46,7 +48,7 @@ def intra_chunk_cohesion(
             f"{len(sentence_vectors)} sentence sets for {len(passage_vectors)} passages"
         )
     per_passage = [
-        float(np.mean(np.asarray(rows) @ np.asarray(vector))) if len(rows) else math.nan
+        float(np.mean(cosine_matrix(rows, vector))) if len(rows) else math.nan
         for vector, rows in zip(passage_vectors, sentence_vectors, strict=True)
     ]
     return _finite_mean(per_passage), per_passage
@@ -68,7 +70,7 @@ def contextual_coherence(
     if len(window_vectors) != len(passage_vectors):
         raise ValueError(f"{len(window_vectors)} windows for {len(passage_vectors)} passages")
     per_passage = [
-        float(np.asarray(vector) @ np.asarray(window)) if window is not None else math.nan
+        float(cosine_matrix(vector, window)[0, 0]) if window is not None else math.nan
         for vector, window in zip(passage_vectors, window_vectors, strict=True)
     ]
     return _finite_mean(per_passage), per_passage

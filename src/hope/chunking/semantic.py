@@ -56,12 +56,28 @@ def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddin
 
     batch_size = settings.batch_size
 
+    from hope.metrics.similarity import cosine_matrix
+    from hope.models.embeddings import cpu_independent_rows, float64_model
+
+    model = float64_model(model)
+
     class _Embeddings(SentenceTransformerEmbeddings):
-        # chonkie's own embed_batch uses the library's default batch size and progress bar.
+        # chonkie's own embed_batch uses the library's default batch size and progress bar. The
+        # float64 model and the grid make the cut points the same on any CPU (issue #35): chonkie
+        # cuts where similarities have minima, so noise in their last bits could move a cut.
         def embed_batch(self, texts: list[str]) -> list[np.ndarray]:
-            return self.model.encode(
+            if not texts:
+                return []
+            vectors = self.model.encode(
                 texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
             )
+            return list(cpu_independent_rows(vectors))
+
+        def embed(self, text: str) -> np.ndarray:
+            return self.embed_batch([text])[0]
+
+        def similarity(self, u: np.ndarray, v: np.ndarray) -> float:
+            return float(cosine_matrix(u, v)[0, 0])
 
     with warnings.catch_warnings():
         # chonkie 1.7 calls a sentence-transformers method renamed in v5; harmless here.

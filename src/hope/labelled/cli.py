@@ -4,8 +4,9 @@
         --passages passages.jsonl [--k 5] [--budget 2500] [--embedder minilm] [--output result.json]
 
 ``add_labelled_command(subparsers)`` registers it on the ``hope`` command line (hope.cli).
-Bad input (offsets out of range, reference text that does not match the corpus, malformed lines)
-exits with status 2 and a message naming the file and line; nothing is written.
+Bad input (offsets out of range, reference text that does not match the corpus, malformed lines,
+a passage that is not in the corpus) exits with status 2 and a message naming the file and line;
+nothing is written.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hope.io import file_sha256, read_text, write_json_atomic
+from hope.labelled.data import LabelledInputError, locate_passages
 from hope.labelled.evaluate import DEFAULT_BUDGET, DEFAULT_K, LabelledSettings, evaluate_chunking
 from hope.labelled.files import read_passages, read_questions
 from hope.labelled.measures import MEASURES
@@ -87,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     name = args.corpus_name if args.corpus_name is not None else Path(args.corpus).stem
     questions, skipped = read_questions(args.questions, corpus, name)
     passages = read_passages(args.passages, corpus)
+    # A chunking whose passages cannot all be placed in the corpus is not evaluable: that is bad
+    # input like any other (exit 2, nothing written), found before the embedder is loaded.
+    _, reason = locate_passages(corpus, passages)
+    if reason is not None:
+        raise LabelledInputError(f"passages file {args.passages}: {reason}")
     settings = LabelledSettings(
         k=args.k, budget=args.budget, n_resamples=args.resamples, seed=args.seed
     )
@@ -97,23 +104,20 @@ def run(args: argparse.Namespace) -> int:
         "passages": {"path": args.passages, "sha256": file_sha256(args.passages)},
         "questions_of_other_corpora_skipped": skipped,
     }
-    if result["status"] != "ok":
-        print(f"not evaluable: {result['reason']}", file=sys.stderr)
-    else:
+    print(
+        f"{len(questions)} questions, {len(passages)} passages, k={args.k}, "
+        f"budget={args.budget} characters"
+    )
+    for measure in MEASURES:
+        cell = result["summary"][measure]
         print(
-            f"{len(questions)} questions, {len(passages)} passages, k={args.k}, "
-            f"budget={args.budget} characters"
+            f"{measure:>16} {cell['mean']:.4f}  95% CI [{cell['low']:.4f}, {cell['high']:.4f}]"
+            f"  n={cell['n']}"
         )
-        for measure in MEASURES:
-            cell = result["summary"][measure]
-            print(
-                f"{measure:>16} {cell['mean']:.4f}  95% CI [{cell['low']:.4f}, {cell['high']:.4f}]"
-                f"  n={cell['n']}"
-            )
     if args.output:
         write_json_atomic(args.output, result)
         print(f"wrote {args.output}")
     else:
         json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
-    return 0 if result["status"] == "ok" else 1
+    return 0

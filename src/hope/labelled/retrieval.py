@@ -6,18 +6,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hope.metrics.similarity import cosine_matrix
 from hope.models.embeddings import Embedder
 
 
 def rank_by_cosine(query_vectors: np.ndarray, passage_vectors: np.ndarray) -> np.ndarray:
     """``(n_queries, n_passages)`` passage indices, most similar first; ties keep passage order.
 
-    Rows are unit length (every project embedder normalises), so cosine is a dot product.
+    Cosine on the exact grid (``hope.metrics.similarity``), so the ranking is the same on any CPU.
     """
-    scores = (
-        np.asarray(query_vectors, dtype=np.float64)
-        @ np.asarray(passage_vectors, dtype=np.float64).T
-    )
+    scores = cosine_matrix(query_vectors, passage_vectors)
     return np.argsort(-scores, axis=1, kind="stable")
 
 

@@ -1,7 +1,15 @@
 """Embedders: sentence-transformers (offline by default) or an OpenAI-compatible /v1/embeddings.
 
-Every embedder returns float32 rows of unit length, so cosine similarity is a dot product. The
-caching wrapper embeds each distinct text once per run and keeps vectors in the persistent cache.
+Every embedder returns float32 rows of unit length. The caching wrapper embeds each distinct text
+once per run and keeps vectors in the persistent cache.
+
+The same text gives the same vector bits on any x86 CPU (issue #35): a float32 forward pass
+differs in the 7th digit between processors (torch and MKL pick SIMD kernels per CPU), so the
+sentence-transformers models run in float64, where those differences are about 1e-15 of a row's
+peak, and the result is snapped to a grid of ``EMBEDDING_GRID_BITS`` bits below the row's scale
+(``hope.metrics.similarity.snap_to_grid``), about 3e-6 of the peak: the kernels' noise lies far
+below the grid, and a component changes only when it falls within that noise of a grid midpoint
+(bench/results/cpu_independence.json measures the noise and the cost).
 """
 
 from __future__ import annotations
@@ -17,10 +25,40 @@ from pathlib import Path
 import numpy as np
 
 from hope.cache import ResponseCache
+from hope.metrics.similarity import snap_to_grid
 
 # v2: sentence-transformers vectors are computed one text at a time (no batch padding); vectors
 # cached before that depended on which texts shared their batch and are never read again.
-CACHE_NAMESPACE = "embedding-v2"
+# v3: float64 forward pass snapped to the grid (CPU-independent bits); v2 vectors are not.
+CACHE_NAMESPACE = "embedding-v3"
+
+# 18 bits below each row's power-of-two scale: a cosine moves by about 3e-7 (the size of float32
+# noise), while the float64 kernels' differences between CPUs (measured up to 2e-15 of the peak)
+# are 1e-9 of a grid step.
+EMBEDDING_GRID_BITS = 18
+
+
+def cpu_independent_rows(vectors: np.ndarray) -> np.ndarray:
+    """A float64 model's rows, unit length, snapped to the embedding grid, as float32."""
+    return snap_to_grid(normalise_rows_f64(vectors), EMBEDDING_GRID_BITS)
+
+
+def float64_model(model):
+    """The model in float64 (see the module's docstring): about twice the CPU time of float32."""
+    import torch
+
+    return model.to(torch.float64)
+
+
+# Part of a sentence-transformers embedder's identity, so that no cache or result keyed by it mixes
+# vectors of the float64-and-grid computation with older float32 ones.
+NUMERICS = f"@f64-grid{EMBEDDING_GRID_BITS}"
+
+
+def normalise_rows_f64(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.atleast_2d(np.asarray(matrix, dtype=np.float64))
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -53,12 +91,12 @@ class SentenceTransformerEmbedder(Embedder):
         self.model_name = model
         if canonical_name(model) == MINILM:
             self.location = str(minilm_path())
-            self.identity = "st:sentence-transformers/all-MiniLM-L6-v2"
+            self.identity = "st:sentence-transformers/all-MiniLM-L6-v2" + NUMERICS
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
         else:
             path = Path(model).expanduser()
             self.location = str(path) if path.exists() else model
-            self.identity = f"st:{path.name if path.exists() else model}"
+            self.identity = f"st:{path.name if path.exists() else model}{NUMERICS}"
         self.batch_size = batch_size
         self.device = device
         self._model = None
@@ -69,7 +107,7 @@ class SentenceTransformerEmbedder(Embedder):
             from sentence_transformers import SentenceTransformer
 
             try:
-                self._model = SentenceTransformer(self.location, device=self.device)
+                self._model = float64_model(SentenceTransformer(self.location, device=self.device))
             except Exception as exc:  # the library raises many types for a missing model
                 raise RuntimeError(
                     f"could not load embedding model {self.model_name!r} from {self.location}: "
@@ -99,7 +137,7 @@ class SentenceTransformerEmbedder(Embedder):
                 )[0]
                 for text in texts
             ]
-        return normalise_rows(np.stack(vectors))
+        return cpu_independent_rows(np.stack(vectors))
 
 
 class OpenAIEmbedder(Embedder):
@@ -130,7 +168,9 @@ class OpenAIEmbedder(Embedder):
         self.base_url = base_url
         self.model = model
         self.batch_size = batch_size
-        self.identity = f"openai:{base_url}|{model}"
+        # The model, not the address: vectors cached against one server are reused when the same
+        # model is served elsewhere (as for the LLM's answers, issue #35).
+        self.identity = f"openai:{model}"
 
     def _request(self, batch: list[str], client=None) -> list[list[float]]:
         """One /embeddings request; a backend that cannot serve it (``classify_error``: fatal,

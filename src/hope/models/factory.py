@@ -57,12 +57,34 @@ class ModelEndpoint:
     """How to reach one configured chat model, without starting anything yet."""
 
     settings: LLMSettings
-    identity: str  # enters every cache key: answers of another model or server are not reused
+    identity: str  # enters every cache key: answers of another model are not reused (llm_identity)
     endpoint: str | list[str] | Callable[[], str]
 
     def client(self) -> LazyOpenAIClient:
         """The openai client (built at its first request, retrying network faults itself)."""
         return LazyOpenAIClient(self.settings, self.endpoint)
+
+
+def llm_identity(backend: str, model: str, *, gguf: str | None = None) -> str:
+    """The model's name in every response-cache key (and in each kept result's key).
+
+    An answer is identified by the model, the request and the seed, never by the address it came
+    from: a finished cache copied to another machine, or reused after the server moved to another
+    port or behind a router, or against a list of servers in any order, sends nothing. ``openai``
+    servers are named by their served model name (``llm.model``, the ``model`` field of every
+    request); the embedded server by its GGUF file (``gguf``: name and size), whatever port it
+    picked at start.
+
+    A fingerprint the server reports (OpenAI's ``system_fingerprint``) is not part of it: it is only
+    known once a response has come back, and a cached run must find its answers without sending
+    anything, not even the preflight. It is recorded in each cached answer instead
+    (``ChatLLM._request``). One consequence: two servers that serve different weights under the same
+    name (``llama-server`` answers to any name) share answers; give them different ``llm.model``
+    names or ``llm.cache_identity`` values.
+    """
+    if backend == "embedded":
+        return f"embedded:{gguf}"
+    return f"{backend}:{model}"
 
 
 def llm_endpoint(
@@ -73,20 +95,34 @@ def llm_endpoint(
     ctx_per_slot: int = 4096,
     n_threads: int | None = None,
     n_threads_batch: int | None = None,
+    cache_identity: str | None = None,
     **settings: Any,
 ) -> ModelEndpoint:
-    """An LLM configuration (``hope/conf/llm/*.yaml`` keys) resolved to settings and address."""
+    """An LLM configuration (``hope/conf/llm/*.yaml`` keys) resolved to settings and address.
+
+    ``cache_identity``, when set, replaces the identity ``llm_identity`` derives, verbatim: for
+    users who know two configurations serve the same model (the embedded GGUF and a llama-server of
+    the same file, or two names of one deployment), or who reuse a cache written under another
+    identity (before the identity dropped the URL it was ``openai:<first base_url>|<model>``).
+    """
+    if cache_identity is not None and (
+        not isinstance(cache_identity, str) or not cache_identity.strip()
+    ):
+        raise ValueError(
+            f"llm.cache_identity: expected a non-empty string or null, got {cache_identity!r}"
+        )
     llm_settings = LLMSettings(**settings)
     if backend == "embedded":
         server = embedded_server(gguf_path, n_parallel, ctx_per_slot, n_threads, n_threads_batch)
-        return ModelEndpoint(llm_settings, f"embedded:{server.identity}", server.ensure_started)
+        identity = cache_identity or llm_identity(backend, llm_settings.model, gguf=server.identity)
+        return ModelEndpoint(llm_settings, identity, server.ensure_started)
     if backend == "openai":
         if not llm_settings.base_url:
             raise ValueError("llm.base_url is required for backend 'openai'")
-        # Every server of a list serves the same model: the first names it in cache keys, so
-        # answers never depend on which server gave them and [A, B] shares A's cache.
+        # Every server of a list serves the same model, and none of them enters the identity: the
+        # answers and the cache of [A, B] are those of A alone, of B alone or of [B, A].
         servers = llm_settings.servers
-        identity = f"openai:{servers[0]}|{llm_settings.model}"
+        identity = cache_identity or llm_identity(backend, llm_settings.model)
         return ModelEndpoint(llm_settings, identity, servers if len(servers) > 1 else servers[0])
     raise ValueError(f"unknown llm.backend {backend!r} (expected 'embedded' or 'openai')")
 

@@ -53,7 +53,7 @@ class LLMSettings(BaseModel):
     base_url: str | list[str] | None = Field(
         default=None,
         description="one server, or a list of servers of the same model that requests are spread "
-        "over (hope.models.server_pool); the first one names the model in cache keys",
+        "over (hope.models.server_pool); no URL enters the cache keys (factory.llm_identity)",
     )
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding the API key"
@@ -472,6 +472,7 @@ class ChatLLM:
             request = chat_request(settings, messages, fmt, call_temperature, call_seed, max_tokens)
             transient = False
             raw: str | None = None
+            fingerprint: str | None = None
             # An invalid answer that arrived before a kill is replayed, not asked again.
             attempt_key = content_key({"request": key, "invalid_attempt": invalid_count})
             replay = (
@@ -496,6 +497,7 @@ class ChatLLM:
                             attempt_observer.reset(observing)
                             self._add("latency_s", time.perf_counter() - started)
                     raw = _content_of(response, self._add)
+                    fingerprint = getattr(response, "system_fingerprint", None)
                 value = response_model.model_validate_json(raw)
                 if validate is not None:
                     validate(value)
@@ -518,11 +520,17 @@ class ChatLLM:
                 reason = f"invalid response: {_short(exc)}"
             else:
                 if self._cache is not None:
-                    self._cache.put_json(
-                        CACHE_NAMESPACE,
-                        key,
-                        {"content": raw, "seed": call_seed, "temperature": call_temperature},
-                    )
+                    entry: dict[str, Any] = {
+                        "content": raw,
+                        "seed": call_seed,
+                        "temperature": call_temperature,
+                    }
+                    if isinstance(fingerprint, str) and fingerprint:
+                        # Which build or configuration of the model answered, where the server
+                        # says (OpenAI's system_fingerprint): evidence kept with the answer, not
+                        # part of its key, which must be known before anything is sent.
+                        entry["fingerprint"] = fingerprint
+                    self._cache.put_json(CACHE_NAMESPACE, key, entry)
                 attempts = calls + client_retries
                 return StructuredResponse(value, raw, False, attempts, call_seed, call_temperature)
 

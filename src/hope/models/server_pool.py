@@ -10,9 +10,9 @@ the server out. A server that is out gets one probing request after ``pool.coold
 brings it back, failure doubles its cool-down (up to ``pool.max_cooldown_s``).
 
 Which server answered never matters to a result: every server of the list serves the same model,
-the request sent is the same whichever server gets it, and the response-cache key names the
-list's first URL only (``hope.models.factory.llm_endpoint``), so ``[A, B, C]`` shares its cache
-with ``A`` alone.
+the request sent is the same whichever server gets it, and the response-cache key names the model,
+not any URL (``hope.models.factory.llm_identity``), so ``[A, B, C]`` shares its cache with ``A``
+alone, with ``[C, B, A]`` and with a server of the model anywhere else.
 
 Every pool decision is taken here; what a failed request means is ``classify_error``'s call
 (``hope.models.openai_client``, the project's one classification): *fatal* for a backend (refused

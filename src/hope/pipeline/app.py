@@ -20,6 +20,7 @@ from hope.models.openai_client import BackendError
 from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.pipeline import CONF_DIR
 from hope.pipeline.run import run
+from hope.result import NothingScoredError
 
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
@@ -29,6 +30,7 @@ def main(cfg: DictConfig) -> float:
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
         return run(cfg)
-    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+    except (BackendError, NothingScoredError) as exc:
+        # preflight, mid-run, or every item failed: nothing written, answers stay cached
         print(f"hope-run: error: {exc}", file=sys.stderr)
         raise SystemExit(BACKEND_EXIT_CODE) from exc

@@ -44,6 +44,7 @@ from hope.pipeline.shards import (
     shard_record,
 )
 from hope.records import check_documents
+from hope.result import check_something_scored
 from hope.stage_runner import read_records
 from hope.stages.chunk import chunk_pair, passage_sizes
 from hope.stages.chunk import summarise as summarise_chunks
@@ -291,6 +292,10 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
                 progress=bool(cfg.hope.progress),
                 on_result=stream,
             )
+        )
+        # Inside the block: raising here discards passages.jsonl and the evidence written so far.
+        check_something_scored(
+            (r for _, _, r in scored), f" of the {len(scored)} (document, chunker) pairs"
         )
     # The pairs in (doc_id, chunker) order, as the stage writes them.
     scored.sort(key=lambda item: (item[0]["doc_id"], item[1]))

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from hope.models.embeddings import Embedder, normalise_rows
+from hope.metrics.similarity import GridVectors
+from hope.models.embeddings import Embedder
 from hope.records import check_passages
 
 
@@ -40,7 +41,7 @@ class PassageIndex:
         self.passage_ids = list(passage_ids)
         self.doc_ids = list(doc_ids)
         self.texts = list(texts)
-        self.vectors = normalise_rows(vectors)
+        self.vectors = GridVectors(vectors)
 
     def __len__(self) -> int:
         return len(self.passage_ids)
@@ -48,11 +49,9 @@ class PassageIndex:
     def search(self, query: np.ndarray, k: int) -> list[Hit]:
         if k < 1:
             raise ValueError(f"top_k must be >= 1, got {k}")
-        query = normalise_rows(np.asarray(query))[0]
-        scores = self.vectors @ query
-        # Rounding before ranking makes ties robust to the last bits of BLAS summation order.
-        rounded = np.round(scores.astype(np.float64), 6)
-        order = sorted(range(len(self)), key=lambda i: (-rounded[i], self.passage_ids[i]))
+        # Exact on the grid, so ties are real ties on any CPU; they go to the lower passage id.
+        scores = GridVectors(np.asarray(query)).cosine(self.vectors)[0]
+        order = sorted(range(len(self)), key=lambda i: (-scores[i], self.passage_ids[i]))
         return [
             Hit(self.passage_ids[i], self.doc_ids[i], float(scores[i]), self.texts[i])
             for i in order[:k]

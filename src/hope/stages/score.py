@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import math
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -45,7 +44,7 @@ from hope.io import (
     write_json_atomic,
 )
 from hope.records import check_documents, group_passages
-from hope.result import METRICS, HopeResult
+from hope.result import METRICS, HopeResult, NothingScoredError, check_something_scored
 
 SCORE_COLUMNS = ["hope", *METRICS]
 Scored = tuple[Mapping[str, Any], str, HopeResult]
@@ -154,25 +153,44 @@ def summarise(scored: Sequence[Scored], llm_usage: Mapping[str, Any]) -> dict[st
     }
 
 
+def pair_usage(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """A pair's LLM usage as a DVC output may hold it: the calls its evaluation made (sent,
+    answered from the cache, or shared with a concurrent pair's identical request) and its
+    failed items. Which of two pairs sends a request both need, and so carries its tokens and
+    retries, depends on which got there first; those counts stay in the run's totals
+    (``summary.json``, deterministic on a cold cache) and in MLflow, not per pair."""
+    llm = usage.get("llm") or {}
+    kept: dict[str, Any] = {k: v for k, v in usage.items() if k != "llm"}
+    kept["llm"] = {
+        "calls": int(llm.get("requests", 0)) + int(llm.get("cache_hits", 0)),
+        "failures": int(llm.get("failures", 0)),
+    }
+    return kept
+
+
 class EvidenceStream:
     """``score_pairs``'s ``on_result`` that writes each pair's full result to ``evidence.jsonl``
     as the pair finishes, and keeps a slim result: scores, counts, failures, usage, prompts,
     settings and models, passages reduced to their ids, no segments. A run's memory then holds
-    one full result per pair in flight, not one per pair scored. The lines go to a file in the
-    system's temporary folder (``TMPDIR``), not beside the output, so that a killed run leaves
-    nothing in the output folder; when the ``with`` block ends without an error the file
-    replaces ``evidence.jsonl`` atomically, on an error it is removed."""
+    one full result per pair in flight, not one per pair scored. The lines go to a spool file in
+    the system's temporary folder (``TMPDIR``), not beside the output, so that a killed run leaves
+    nothing in the output folder; when the ``with`` block ends without an error the lines are
+    copied to ``evidence.jsonl``, replaced atomically, sorted by (doc_id, chunker): pairs finish
+    in whatever order the scheduler and the server's latencies give, and a DVC output must have
+    the same bytes whatever that order was (issue #35). On an error the spool is removed."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._stack = ExitStack()
         self._handle: Any = None
         self._spool: Path | None = None
+        # (doc_id, chunker) -> (offset, length) of its line in the spool: a few numbers a pair.
+        self._lines: dict[tuple[str, str], tuple[int, int]] = {}
 
     def __enter__(self) -> EvidenceStream:
         fd, name = tempfile.mkstemp(prefix="hope-evidence-", suffix=".jsonl")
         self._spool = Path(name)
-        self._handle = self._stack.enter_context(os.fdopen(fd, "w", encoding="utf-8"))
+        self._handle = self._stack.enter_context(os.fdopen(fd, "wb"))
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
@@ -181,13 +199,27 @@ class EvidenceStream:
             self._stack.close()
             if exc_type is None:
                 with atomic_path(self.path) as tmp:
-                    shutil.move(self._spool, tmp)  # a rename where TMPDIR shares the disk
+                    self._write_sorted(tmp)
         finally:
             self._spool.unlink(missing_ok=True)
 
+    def _write_sorted(self, target: Path) -> None:
+        assert self._spool is not None
+        with self._spool.open("rb") as spool, target.open("wb") as out:
+            for key in sorted(self._lines):
+                offset, length = self._lines[key]
+                spool.seek(offset)
+                out.write(spool.read(length))
+
     def __call__(self, document: Mapping[str, Any], chunker: str, result: HopeResult) -> Scored:
+        key = (str(document["doc_id"]), chunker)
+        if key in self._lines:
+            raise ValueError(f"evidence: pair {key} scored twice")
         line = {"doc_id": document["doc_id"], "chunker": chunker, **result.to_dict()}
-        self._handle.writelines(jsonl_lines([without_run_timings(line)]))
+        line["usage"] = pair_usage(line.get("usage") or {})
+        data = "".join(jsonl_lines([without_run_timings(line)])).encode("utf-8")
+        self._lines[key] = (self._handle.tell(), len(data))
+        self._handle.write(data)
         ids = [{"passage_id": p.get("passage_id")} for p in result.passages]
         return document, chunker, replace(result, passages=ids, segments=[])
 
@@ -222,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return _main(argv)
-    except BackendError as exc:  # preflight or mid-run: nothing written, answers stay cached
+    except (BackendError, NothingScoredError) as exc:
+        # preflight, mid-run, or every item failed: nothing written, answers stay cached
         print(f"hope: error: {exc}", file=sys.stderr)
         return BACKEND_EXIT_CODE
 
@@ -258,6 +291,10 @@ def _main(argv: list[str] | None = None) -> int:
                 parallel_pairs=params.get("parallel_pairs", 4),
                 on_result=stream,
             )
+        )
+        # Inside the stream's block: raising here discards the evidence written so far.
+        check_something_scored(
+            (r for _, _, r in scored), f" of the {len(scored)} (document, chunker) pairs"
         )
     summary = summarise(scored, llm.usage.to_dict())
     write_score_outputs(out, [score_row(*item) for item in scored], summary)

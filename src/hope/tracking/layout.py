@@ -38,8 +38,10 @@ RAG_INDICATORS = (
 )
 # Scores every chunker child has, in this order: HOPE, its sub-metrics, BLEU, the RAGAS indicators.
 CHILD_SCORES = ("hope", *METRICS, "bleu", *RAG_INDICATORS)
-# LLM usage counts every chunker child has.
-CHILD_USAGE = ("requests", "prompt_tokens", "completion_tokens", "cache_hits")
+# LLM usage counts every chunker child has. A HOPE child has its evaluations' calls (sent, cached
+# or shared with another chunker's identical request: which one sends is a race, so the evidence
+# keeps no per-pair requests or tokens); the labelled slice's children have requests and tokens.
+CHILD_USAGE = ("calls", "requests", "prompt_tokens", "completion_tokens", "cache_hits")
 TABLE_FILE = "documents.json"
 
 
