@@ -74,7 +74,7 @@ def test_real_models_produce_scores_with_evidence(cold_runs):
     scored = [p for p in result.passages if p["concept_unity"]["status"] == "ok"]
     assert scored and all(len(p["concept_unity"]["statements"]) == 2 for p in scored)
     assert result.models["llm"].startswith("embedded:gguf:SmolLM2-135M-Instruct")
-    assert result.models["embedder"] == "st:sentence-transformers/all-MiniLM-L6-v2"
+    assert result.models["embedder"] == "st:sentence-transformers/all-MiniLM-L6-v2@f64-grid18"
     assert result.usage["llm"]["requests"] > 0
     json.loads(result.to_json())
 
