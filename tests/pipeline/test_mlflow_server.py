@@ -252,7 +252,10 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
         if by_chunker[name]["hope"]:
             hope = [float(r["hope"]) for r in scores if r["chunker"] == name and r["hope"]]
             assert values["hope"] == pytest.approx(sum(hope) / len(hope))
-    assert sum(m["requests"] for m in metrics.values()) == parent_metrics["usage/requests"]
+    # Each chunker's calls (sent, cached or shared with another chunker's identical request).
+    assert sum(m["calls"] for m in metrics.values()) == (
+        parent_metrics["usage/requests"] + parent_metrics["usage/cache_hits"]
+    )
 
     # Per-document rows as an MLflow table, the evidence, the datasets named by their md5.
     for child in children:
