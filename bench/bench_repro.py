@@ -227,8 +227,10 @@ def main() -> None:
             run["cpu_emulated"] = OTHER_CPU_ENV if emulated else None
             runs.append(run)
         print(f"bench_repro: run {number + 1}/{args.runs}: cold {runs[-1]['cold_wall_s']:.1f} s")
-    report = summarise(runs, record)
-    write_json_atomic(args.output, report)
+        # Written after every clone: a run stopped early leaves the clones it finished, marked.
+        report = {**summarise(runs, record), "runs_planned": args.runs}
+        report["complete"] = len(runs) == args.runs
+        write_json_atomic(args.output, report)
     print(json.dumps(report, indent=2))
 
 
