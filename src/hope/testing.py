@@ -552,10 +552,13 @@ def serve(argv: list[str] | None = None) -> int:
             invalid_rate=args.invalid_rate,
             port=args.port,
         ) as server:
-            print(json.dumps({"base_url": server.base_url}), flush=True)
-            if _stdin_is_a_pipe():
-                threading.Thread(target=_until_eof, args=(closed,), daemon=True).start()
             try:
+                # The watcher starts before the URL is printed: a client that signals as soon as
+                # it has the URL then never meets a server still starting its threads (a signal
+                # during Thread.start() used to end it "before serving", without statistics).
+                if _stdin_is_a_pipe():
+                    threading.Thread(target=_until_eof, args=(closed,), daemon=True).start()
+                print(json.dumps({"base_url": server.base_url}), flush=True)
                 closed.wait()
                 reason = "stdin closed"
             except _Stop as stop:

@@ -57,16 +57,25 @@ def stopped(proc: subprocess.Popen) -> tuple[int, float, dict, str]:
 def test_a_signal_stops_it_with_its_statistics_while_stdin_is_open(signum):
     proc, base_url = start(subprocess.PIPE)
     assert chat(base_url) == "OK" and chat(base_url) == "OK"
-    # serve() starts its stdin watcher after printing the URL, and a signal that arrives while
-    # that thread starts ends it "before serving", without statistics (seen once at load 4 under
-    # nice 19; issue #35 keeps it open): give the start a moment so this test checks the rest.
-    time.sleep(1.0)
     proc.send_signal(signum)
     code, took, stats, err = stopped(proc)
     assert code == 0, err
     assert took < 30
     assert stats == {"requests": 2, "preflights": 0, "faulted": 0, "max_in_flight": 1}
     assert f"stopped ({signum.name})" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_as_soon_as_the_url_is_printed_still_gives_the_statistics(signum):
+    """The client may signal the moment it has read the URL: the server must be past starting
+    its stdin watcher by then (it used to start it after printing, and a signal during the start
+    ended it without statistics)."""
+    for _ in range(5):
+        proc, _ = start(subprocess.PIPE)
+        proc.send_signal(signum)
+        code, _, stats, err = stopped(proc)
+        assert code == 0 and stats["requests"] == 0, err
+        assert f"stopped ({signum.name})" in err
 
 
 def test_a_background_job_with_stdin_at_end_of_file_serves_until_signalled():
