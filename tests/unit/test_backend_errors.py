@@ -19,6 +19,7 @@ from hope.models.llm import ATTEMPT_NAMESPACE, CACHE_NAMESPACE, ChatLLM, LLMSett
 from hope.models.openai_client import BackendError, classify_error, redact
 from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.testing import FakeTransport, SimulatedServer, api_status_error
+from tests.unit.score_files import write_score_inputs
 
 DOC = (
     "The ferry leaves the harbour at seven. It crosses the bay in forty minutes. "
@@ -32,14 +33,7 @@ MODEL = "served-model"
 
 @pytest.fixture
 def files(tmp_path):
-    doc = tmp_path / "doc.txt"
-    doc.write_text(DOC, encoding="utf-8")
-    passages = tmp_path / "passages.jsonl"
-    passages.write_text(
-        "".join(
-            json.dumps({"passage_id": f"p{i}", "text": t}) + "\n" for i, t in enumerate(PASSAGES)
-        )
-    )
+    doc, passages = write_score_inputs(tmp_path, DOC, PASSAGES)
     return doc, passages, tmp_path
 
 

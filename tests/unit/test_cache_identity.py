@@ -21,6 +21,7 @@ from hope.models.factory import build_llm, compose_config, llm_endpoint
 from hope.models.llm import CACHE_NAMESPACE
 from hope.prompts.schemas import AnswerResponse
 from hope.testing import SimulatedServer
+from tests.unit.score_files import write_score_inputs
 
 DOC = (
     "The ferry leaves the harbour at seven. It crosses the bay in forty minutes. "
@@ -114,15 +115,7 @@ def test_a_hydra_list_of_servers_has_the_identity_of_one_server():
 
 @pytest.fixture
 def files(tmp_path):
-    doc = tmp_path / "doc.txt"
-    doc.write_text(DOC, encoding="utf-8")
-    passages = tmp_path / "passages.jsonl"
-    passages.write_text(
-        "".join(
-            json.dumps({"passage_id": f"p{i}", "text": t}) + "\n" for i, t in enumerate(PASSAGES)
-        ),
-        encoding="utf-8",
-    )
+    doc, passages = write_score_inputs(tmp_path, DOC, PASSAGES)
     return ["--document", str(doc), "--passages", str(passages)]
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from hope.cli import main
 from hope.testing import SimulatedServer
+from tests.unit.score_files import write_score_inputs
 
 DOC = (
     "The ferry leaves the harbour at seven. It crosses the bay in forty minutes. "
@@ -16,14 +17,7 @@ PASSAGES = [DOC[:80], DOC[80:]]
 
 @pytest.fixture
 def files(tmp_path):
-    doc = tmp_path / "doc.txt"
-    doc.write_text(DOC, encoding="utf-8")
-    passages = tmp_path / "passages.jsonl"
-    passages.write_text(
-        "".join(
-            json.dumps({"passage_id": f"p{i}", "text": t}) + "\n" for i, t in enumerate(PASSAGES)
-        )
-    )
+    doc, passages = write_score_inputs(tmp_path, DOC, PASSAGES)
     return doc, passages, tmp_path
 
 
