@@ -38,14 +38,14 @@ import httpx
 
 import records
 from bench_validity import load_documents
-from hope.metrics.context import format_passages
-from hope.metrics.information_preservation import LETTERS, sample_segments
-from hope.models.embedded import EmbeddedServer
-from hope.prompting import load_prompt
-from hope.prompts.schemas import ChoiceResponse, QuadrupleResponse
-from hope.result import _nan_to_none
-from hope.seeding import derive_seed
-from hope.validity.stats import mean_with_ci
+from hope.core.metrics.eval_context import format_passages
+from hope.core.metrics.information_preservation import LETTERS, sample_segments
+from hope.core.prompting import load_prompt
+from hope.core.prompts.response_schemas import ChoiceResponse, QuadrupleResponse
+from hope.core.result import _nan_to_none
+from hope.core.seeding import derive_seed
+from hope.models.embedded_server import EmbeddedServer
+from hope.validity.ladder_stats import mean_with_ci
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench/results/choice_probs.json"

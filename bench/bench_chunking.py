@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from bench_scale import chunkers, mirror_documents, select
-from hope.io import write_json_atomic
-from hope.stages.chunk import chunk_pair
+from hope.core.io import write_json_atomic
+from hope.stages.chunk_stage import chunk_pair
 from records import MIN_RUNS, REPO, check_runs, provenance, spread
 
 

@@ -56,9 +56,9 @@ def worker(texts_file: Path, out_dir: Path, repeats: int) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from hope.chunking.models import minilm_path
-    from hope.metrics.similarity import cosine_matrix
+    from hope.core.metrics.similarity import cosine_matrix
     from hope.models.embeddings import SentenceTransformerEmbedder
+    from hope.models.model_files import minilm_path
 
     texts = json.loads(texts_file.read_text())
     raw32 = SentenceTransformer(str(minilm_path()), device="cpu")

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from hope.io import write_json_atomic
+from hope.core.io import write_json_atomic
 from hope.models.embeddings import SentenceTransformerEmbedder
 from records import REPO, check_runs, provenance, spread
 

@@ -24,12 +24,12 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from hope.cache import ResponseCache
-from hope.evaluate import HopeEvaluator
-from hope.io import write_json_atomic
+from hope.core.evaluator import HopeEvaluator
+from hope.core.hope_settings import load_profile
+from hope.core.io import write_json_atomic
+from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
 from hope.models.factory import build_llm
-from hope.settings import load_profile
 from records import MIN_RUNS, REPO, check_runs, provenance, spread
 
 TOPICS = ["harbour", "orchard", "railway", "library", "glacier", "market", "observatory", "mill"]

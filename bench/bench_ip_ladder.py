@@ -38,13 +38,13 @@ from typing import Any
 
 import records
 from bench_validity import REDUCED, _names, build_ladders, controls, load_documents
-from hope.metrics import scoring
-from hope.metrics.context import EvalContext
-from hope.metrics.information_preservation import InformationPreservation
+from hope.core.metrics import equations as scoring
+from hope.core.metrics.eval_context import EvalContext
+from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.result import _nan_to_none
 from hope.models.factory import build_from_config, compose_config
 from hope.models.llm import Usage, usage_scope
-from hope.result import _nan_to_none
-from hope.validity import stats
+from hope.validity import ladder_stats as stats
 from hope.validity.ladder import DEGRADED, RUNGS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ For every offline chunker config under conf/chunker/ on each corpus of Chroma's 
 set (../shared/benchmarks/chroma-general-eval):
   1. labelled retrieval (hope.labelled): recall, precision, IoU, precision-Omega at top-k and
      recall at a character budget, per question, with bootstrap intervals;
-  2. the cheap label-free baselines (hope.baselines) and BLEU (hope.chunking.bleu);
+  2. the cheap label-free baselines (hope.baselines) and BLEU (hope.chunking.bleu_baseline);
   3. HOPE and its three sub-metrics for each profile in --profiles, sized by the HOPE knobs below;
   4. per corpus and pooled (the mean of the per-corpus values): Kendall tau between each
      label-free score and budget recall, recall@k and IoU@k across chunkers, with a bootstrap
@@ -51,7 +51,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from hope.chunking.registry import available_chunkers  # noqa: E402
-from hope.io import write_json_atomic  # noqa: E402
+from hope.core.io import write_json_atomic  # noqa: E402
 from hope.labelled.benchmark import BenchmarkSettings, run_benchmark  # noqa: E402
 from hope.labelled.convergent import strip_private  # noqa: E402
 
@@ -123,7 +123,7 @@ def save(report: dict[str, Any], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    from hope.labelled.cli import build_embedder
+    from hope.cli.labelled_command import build_embedder
     from hope.models.factory import compose_config, open_cache
 
     settings = BenchmarkSettings(

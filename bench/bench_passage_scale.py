@@ -70,12 +70,12 @@ def duplicate_workload(n: int) -> tuple[str, list[str]]:
 def child(args: argparse.Namespace) -> None:
     import asyncio
 
-    from hope.cache import ResponseCache
-    from hope.evaluate import HopeEvaluator
-    from hope.metrics import scoring
+    from hope.core.evaluator import HopeEvaluator
+    from hope.core.hope_settings import load_profile
+    from hope.core.metrics import equations as scoring
+    from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
     from hope.models.factory import build_embedder, build_llm
-    from hope.settings import load_profile
 
     def build(cache_path: Path):
         cache = ResponseCache(cache_path)
@@ -176,7 +176,7 @@ def embedded_texts(result, passages: list[str]) -> list[str]:
 def split_child(args: argparse.Namespace) -> None:
     """Time of ``split_sentences`` (inside each scoring run, once per document) on the benchmark
     document and on the same text as one line."""
-    from hope.text import split_sentences
+    from hope.core.text import split_sentences
 
     document, passages = manual_workload(args.passages)
     timings = {}
@@ -355,7 +355,7 @@ def main() -> None:
         print(readme_table(json.loads(Path(args.output).read_text(encoding="utf-8"))))
         return
 
-    from hope.io import write_json_atomic
+    from hope.core.io import write_json_atomic
 
     if args.only_duplicate_case:
         report = json.loads(Path(args.output).read_text())

@@ -2,11 +2,11 @@
 
 For every question of the questions stage (data/questions/questions.jsonl, on the sample: one per
 document), ragas' context recall is scored by the configured judge (params.yaml ``rag``, the same
-code as the ragas stage: hope.rag.scoring) under two retrievals:
+code as the ragas stage: hope.rag.ragas_scoring) under two retrievals:
 
 * ``reference``: the retrieved contexts are the question's reference contexts;
 * ``other_document``: as many passages of another document (the next one in a seeded
-  derangement of the documents), cut like the reference contexts (hope.rag.questions.
+  derangement of the documents), cut like the reference contexts (hope.rag.question_generation.
   excerpt_windows) and chosen as those sharing the most content words with the question (hard
   negatives).
 
@@ -36,15 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from bench_questions import rag_config
-from hope.io import read_jsonl, write_json_atomic
-from hope.labelled.data import ChunkPassage, locate_passages
+from hope.core.io import read_jsonl, write_json_atomic
+from hope.core.result import _nan_to_none
+from hope.core.seeding import derive_seed
+from hope.labelled.labelled_inputs import ChunkPassage, locate_passages
 from hope.models.factory import open_cache
 from hope.rag import gates, span_recall
-from hope.rag.questions import excerpt_windows
-from hope.rag.scoring import build_metrics, score_item
-from hope.result import _nan_to_none
-from hope.seeding import derive_seed
-from hope.validity.stats import mean_with_ci
+from hope.rag.question_generation import excerpt_windows
+from hope.rag.ragas_scoring import build_metrics, score_item
+from hope.validity.ladder_stats import mean_with_ci
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "rag_context_recall_control"
@@ -118,8 +118,8 @@ def main() -> int:
     questions = read_jsonl(args.questions, "questions file")
     documents = {d["doc_id"]: d for d in read_jsonl(args.documents, "documents file")}
     config, _profile = rag_config(args.params, {"ragas": {"metrics": ["context_recall"]}})
-    from hope import stage_runner as runner
-    from hope.rag import models
+    from hope.pipeline import stage_support as runner
+    from hope.rag import rag_models as models
 
     endpoint = models.role_endpoint(config, "judge")
     llm, caching, embeddings = runner.ragas_models(

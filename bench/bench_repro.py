@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hope.io import write_json_atomic
+from hope.core.io import write_json_atomic
 from hope.pipeline.lock import lock_differences, lock_outputs
 from hope.testing import OTHER_CPU_ENV
 from records import MIN_RUNS, check_runs, machine, provenance, spread

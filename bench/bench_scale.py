@@ -96,7 +96,7 @@ def mirror_documents(work_dir: Path) -> Path:
 
 
 def select(documents_path: Path, n: int, seed: int = 15) -> list[dict[str, Any]]:
-    from hope.io import read_jsonl
+    from hope.core.io import read_jsonl
 
     documents = read_jsonl(documents_path, "documents file")
     if n > len(documents):
@@ -143,15 +143,15 @@ class RssSampler:
 def child(args: argparse.Namespace) -> None:
     import asyncio
 
-    from hope.cache import ResponseCache
-    from hope.chunk_cache import cached_chunks
-    from hope.evaluate import HopeEvaluator
-    from hope.io import atomic_path
+    from hope.core.chunk_cache import cached_chunks
+    from hope.core.evaluator import HopeEvaluator
+    from hope.core.hope_settings import load_profile
+    from hope.core.io import atomic_path
+    from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
     from hope.models.factory import build_llm
-    from hope.settings import load_profile
-    from hope.stages.chunk import chunk_pair
-    from hope.stages.score import score_pair_stream, score_row
+    from hope.stages.chunk_stage import chunk_pair
+    from hope.stages.score_stage import score_pair_stream, score_row
 
     documents = select(Path(args.documents), args.docs)
     chunker_list = chunkers()
@@ -266,7 +266,7 @@ def cache_lookup(cache_path: Path, samples: int = 2000) -> dict[str, Any]:
     """Size of the cache and the time of ``get_json`` for random keys of the chat namespace."""
     import sqlite3
 
-    from hope.cache import ResponseCache
+    from hope.core.response_cache import ResponseCache
 
     conn = sqlite3.connect(cache_path)
     keys = [k for (k,) in conn.execute("SELECT key FROM entries WHERE namespace='chat'")]
@@ -388,7 +388,7 @@ def main() -> None:
         child(args)
         return
 
-    from hope.io import write_json_atomic
+    from hope.core.io import write_json_atomic
 
     args.documents_path = mirror_documents(Path(args.work_dir).resolve())
     sizes = sorted(args.sizes)

@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench_engine import simulated_evaluator, simulated_server, workload
-from hope.io import write_json_atomic
+from hope.core.io import write_json_atomic
 
 
 def run_once(urls: list[str], cache_path: Path, document, passages, concurrency: int):

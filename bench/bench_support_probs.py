@@ -40,11 +40,11 @@ from typing import Any
 import records
 from bench_choice_probs import RESULT as CHOICE_RESULT
 from bench_choice_probs import Server
-from hope.metrics.context import format_passages
-from hope.prompting import load_prompt
-from hope.prompts.schemas import SupportResponse
-from hope.result import _nan_to_none
-from hope.validity.stats import mean_with_ci
+from hope.core.metrics.eval_context import format_passages
+from hope.core.prompting import load_prompt
+from hope.core.prompts.response_schemas import SupportResponse
+from hope.core.result import _nan_to_none
+from hope.validity.ladder_stats import mean_with_ci
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench/results/support_probs.json"

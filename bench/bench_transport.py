@@ -25,7 +25,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from bench_engine import simulated_server
-from hope.io import write_json_atomic
+from hope.core.io import write_json_atomic
 from hope.models.openai_client import _aiohttp_transport
 from records import MIN_RUNS, REPO, check_runs, provenance, spread
 

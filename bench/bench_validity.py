@@ -33,18 +33,18 @@ from typing import Any
 import records as bench_records  # not `records`: write_report's argument of that name
 from hope.baselines import BASELINES, compute_baselines
 from hope.chunking.registry import load_chunker
+from hope.core.evaluator import HopeEvaluator
+from hope.core.io import write_json_atomic
+from hope.core.metrics.eval_context import EvalContext
+from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.result import _nan_to_none
 from hope.corpora import get_adapter
-from hope.corpora.config import load_params, resolve_source
-from hope.evaluate import HopeEvaluator
-from hope.io import write_json_atomic
-from hope.metrics.context import EvalContext
-from hope.metrics.information_preservation import InformationPreservation
+from hope.corpora.corpus_config import load_params, resolve_source
 from hope.models.factory import build_from_config, compose_config
 from hope.models.llm import LLMCallError, Usage, usage_scope
-from hope.result import _nan_to_none
-from hope.stages.download import run_download
-from hope.stages.prepare import select_documents
-from hope.validity import stats
+from hope.stages.download_stage import run_download
+from hope.stages.prepare_stage import select_documents
+from hope.validity import ladder_stats as stats
 from hope.validity.ladder import (
     DEGRADED,
     RUNGS,
@@ -313,7 +313,7 @@ def _json_line(value: Any) -> str:
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
-    from hope.io import write_atomic
+    from hope.core.io import write_atomic
 
     write_atomic(path, text)
 
@@ -524,7 +524,7 @@ def render_targets(report: dict[str, Any]) -> str:
 
 def rewrite_readme(report: dict[str, Any], readme: Path) -> None:
     """Replace the README's block between the validity-table markers with the tables of report."""
-    from hope.io import write_atomic
+    from hope.core.io import write_atomic
 
     text = readme.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)

@@ -120,8 +120,8 @@ def merge_model_entry(path: Path, header: dict[str, Any], label: str, entry: dic
     keeping the other models' entries (one model per run, several models per record)."""
     import json
 
-    from hope.io import write_json_atomic
-    from hope.result import _nan_to_none
+    from hope.core.io import write_json_atomic
+    from hope.core.result import _nan_to_none
 
     report = json.loads(path.read_text()) if path.is_file() else {}
     report.update(header)

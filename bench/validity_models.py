@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from bench_validity import METRICS
-from hope.io import write_json_atomic
-from hope.validity import stats
+from hope.core.io import write_json_atomic
+from hope.validity import ladder_stats as stats
 from hope.validity.ladder import DEGRADED
-from hope.validity.stats import win_share  # the same share as the tables
+from hope.validity.ladder_stats import win_share  # the same share as the tables
 
 REPO = Path(__file__).resolve().parents[1]
 N_BOOT = 2000

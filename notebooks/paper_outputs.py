@@ -16,8 +16,8 @@
 #
 # Tables 1 and 2, Figures 6 and 7 and the chunker leaderboard, computed from the pipeline's
 # per-(document, chunker) tables by `hope.analysis` and written to `out_dir` (the same files as
-# `hope.analysis.files.run`). Kept in git as a jupytext percent script without outputs;
-# `python -m hope.stages.notebooks` executes it headless with papermill.
+# `hope.analysis.paper_files.run`). Kept in git as a jupytext percent script without outputs;
+# `python -m hope.stages.notebooks_stage` executes it headless with papermill.
 
 # %%
 from pathlib import Path
@@ -26,7 +26,7 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from hope.analysis import AnalysisConfig
-from hope.analysis.files import run
+from hope.analysis.paper_files import run
 
 # %% tags=["parameters"]
 scores = "data/hope/scores.csv"

@@ -1,9 +1,9 @@
 """HOPE: Holistic Passage Evaluation, a label-free metric for text chunking."""
 
-from hope import resolvers
-from hope.evaluate import HopeEvaluator, InputError, evaluate
-from hope.result import HopeResult
-from hope.settings import HopeSettings, load_profile
+from hope.core import config_resolvers as resolvers
+from hope.core.evaluator import HopeEvaluator, InputError, evaluate
+from hope.core.hope_settings import HopeSettings, load_profile
+from hope.core.result import HopeResult
 
 __all__ = ["HopeEvaluator", "HopeResult", "HopeSettings", "InputError", "evaluate", "load_profile"]
 __version__ = "0.1.0"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from hope.analysis.data import join_pairs
+from hope.analysis.pair_table import join_pairs
 
 from .synthetic import make_tables
 

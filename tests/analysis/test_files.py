@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from hope.analysis import AnalysisConfig, JoinError
-from hope.analysis import files as stage
-from hope.io import InputFileError
+from hope.analysis import paper_files as stage
+from hope.core.io import InputFileError
 
 from .synthetic import make_tables, write_tables
 

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from hope.analysis.data import JoinError, join_pairs
+from hope.analysis.pair_table import JoinError, join_pairs
 from hope.analysis.paper import HOPE_METRICS, INDICATORS
 
 

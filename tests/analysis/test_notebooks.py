@@ -9,7 +9,7 @@ import sys
 import nbformat
 import pytest
 
-from hope.stages import notebooks as runner
+from hope.stages import notebooks_stage as runner
 
 from .synthetic import make_tables, write_tables
 

@@ -97,8 +97,10 @@ def test_table1_formats(tables):
 
 def test_table1_renders_the_prepared_table(repo_root, tmp_path, monkeypatch):
     # Built here by the corpora stages on the shipped sample corpus, as `dvc repro table1` does.
-    from hope.corpora.schema import DOMAINS
-    from hope.stages import download, prepare, table1
+    from hope.corpora.document_schema import DOMAINS
+    from hope.stages import download_stage as download
+    from hope.stages import prepare_stage as prepare
+    from hope.stages import table1_stage as table1
 
     params = str(repo_root / "params.yaml")
     monkeypatch.chdir(repo_root)  # mirror_path in params.yaml is relative to the repository

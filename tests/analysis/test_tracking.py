@@ -9,7 +9,11 @@ import mlflow
 import pytest
 from mlflow.tracking import MlflowClient
 
-from hope.analysis.tracking import flatten_metrics, log_outputs_to_mlflow, resolve_tracking_uri
+from hope.analysis.paper_tracking import (
+    flatten_metrics,
+    log_outputs_to_mlflow,
+    resolve_tracking_uri,
+)
 
 
 @pytest.fixture
@@ -106,7 +110,7 @@ def test_outputs_go_to_the_parent_run_of_the_scores_they_analyse(tmp_path, monke
 
     from hope.tracking.layout import PARENT_TAG
     from hope.tracking.record import RunRecord, log_run
-    from hope.tracking.settings import TrackingSettings
+    from hope.tracking.tracking_settings import TrackingSettings
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hope.chunking import models
-from hope.chunking.models import EmbeddingModelError, extract_split_zip, resolve_embedding_model
+from hope.models import model_files as models
+from hope.models.model_files import EmbeddingModelError, extract_split_zip, resolve_embedding_model
 
 
 def split_zip(folder: Path, files: dict[str, bytes], n_parts: int) -> list[Path]:

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import numpy as np
 import openai
 
+from hope.chunking.chunker_settings import SemanticSettings
 from hope.chunking.semantic import _openai_embeddings
-from hope.chunking.settings import SemanticSettings
 
 
 class _FakeClient:

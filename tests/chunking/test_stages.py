@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from hope.chunking import ChunkingError, load_chunkers
-from hope.stages import bleu as bleu_stage
-from hope.stages import chunk as chunk_stage
+from hope.stages import bleu_stage, chunk_stage
 
 DOCUMENTS = [
     {

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from hope.chunking.registry import load_chunker
-from hope.text import split_sentences
+from hope.core.text import split_sentences
 from hope.validity.ladder import RUNGS, build_ladder, paragraphs, truncate_to_paragraphs
 
 PAIRS = [("news:short", "tos:Mozilla"), ("arxiv", "news:short"), ("tos:Mozilla", "cord19:0a3d78fb")]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hope.corpora import DOMAINS
-from hope.corpora.config import load_params
-from hope.stages.download import run_download
+from hope.corpora.corpus_config import load_params
+from hope.stages.download_stage import run_download
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

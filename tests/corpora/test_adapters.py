@@ -15,10 +15,10 @@ from pypdf import PdfWriter
 
 from hope.corpora import arxiv, cord19, get_adapter, news
 from hope.corpora.base import DOWNLOAD_MANIFEST, Candidate, CorpusError, Rejected, SkipDocument
-from hope.corpora.config import resolve_source
+from hope.corpora.corpus_config import resolve_source
+from hope.corpora.document_schema import validate_record
 from hope.corpora.fetch import FetchError
-from hope.corpora.schema import validate_record
-from hope.stages.download import run_download
+from hope.stages.download_stage import run_download
 
 
 def _items(cfg: dict, domain: str, raw: Path) -> tuple[list[Candidate], list[Rejected]]:

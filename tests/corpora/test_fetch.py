@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hope.core.io import write_atomic
 from hope.corpora.fetch import (
     ChecksumError,
     FetchError,
@@ -14,7 +15,6 @@ from hope.corpora.fetch import (
     join_location,
     local_path,
 )
-from hope.io import write_atomic
 
 WIKI = "20231101.en/train-00000-of-00001.parquet"
 WIKI_SHA = "353ef560aa439c414257db98098a89c9372040f1a4e7227c8954aff3ebd6431d"

@@ -17,10 +17,10 @@ from hope.corpora.base import (
     SourceSpec,
     seeded_order,
 )
+from hope.corpora.document_schema import SchemaError, make_document, normalise_text, validate_record
 from hope.corpora.fetch import ChecksumError
-from hope.corpora.schema import SchemaError, make_document, normalise_text, validate_record
-from hope.stages.download import run_download
-from hope.stages.prepare import run_prepare, select_documents
+from hope.stages.download_stage import run_download
+from hope.stages.prepare_stage import run_prepare, select_documents
 
 
 def _spec(domain: str = "wiki", **options) -> SourceSpec:
@@ -68,7 +68,7 @@ def test_sample_profile_end_to_end(sample_cfg: dict, tmp_path: Path):
 
 def test_seeded_selection_is_deterministic_and_seed_dependent(mirror_cfg: dict, mirror_raw: Path):
     from hope.corpora import get_adapter
-    from hope.corpora.config import resolve_source
+    from hope.corpora.corpus_config import resolve_source
 
     spec = resolve_source(mirror_cfg, "wiki")
     download = json.loads((mirror_raw / "wiki" / "download.json").read_text())
@@ -92,7 +92,7 @@ def test_seeded_rank_of_a_candidate_does_not_depend_on_the_pool():
 
 def test_title_list_selection(mirror_cfg: dict, mirror_raw: Path):
     from hope.corpora import get_adapter
-    from hope.corpora.config import resolve_source
+    from hope.corpora.corpus_config import resolve_source
 
     cfg = copy.deepcopy(mirror_cfg)
     cfg["sources"]["wiki"]["titles"] = ["Nikola Tesla", "warsaw", "No Such Article"]
@@ -189,7 +189,7 @@ def test_mirror_profile_in_paper_mode_fails_on_shortfall(mirror_cfg: dict, tmp_p
     cfg["allow_shortfall"] = {"mirror": False}
     run_download(cfg, "cord19", tmp_path / "raw" / "cord19")
     from hope.corpora import get_adapter
-    from hope.corpora.config import resolve_source
+    from hope.corpora.corpus_config import resolve_source
 
     spec = resolve_source(cfg, "cord19")
     download = json.loads((tmp_path / "raw" / "cord19" / "download.json").read_text())

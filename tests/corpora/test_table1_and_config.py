@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from hope.corpora import DOMAINS, PAPER_COUNTS
-from hope.corpora.config import sample_dir, sample_index
-from hope.corpora.schema import SchemaError, make_document
-from hope.stages import table1
+from hope.corpora.corpus_config import sample_dir, sample_index
+from hope.corpora.document_schema import SchemaError, make_document
+from hope.stages import table1_stage as table1
 
 
 def _doc(domain: str, n: int, i: int = 0) -> dict:

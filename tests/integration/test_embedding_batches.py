@@ -31,7 +31,7 @@ def test_the_same_text_gets_the_same_bits_in_any_batch():
 
 
 def test_a_cached_vector_equals_a_fresh_one(tmp_path):
-    from hope.cache import ResponseCache
+    from hope.core.response_cache import ResponseCache
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     first = CachingEmbedder(SentenceTransformerEmbedder("minilm"), cache).embed([LONG, SHORT])

@@ -9,11 +9,11 @@ import math
 import pyarrow.parquet as pq
 import pytest
 
-from hope.cache import ResponseCache
-from hope.cli import main
-from hope.evaluate import HopeEvaluator
+from hope.cli.hope_command import main
+from hope.core.evaluator import HopeEvaluator
+from hope.core.hope_settings import load_profile
+from hope.core.response_cache import ResponseCache
 from hope.models.factory import default_embedder, default_llm
-from hope.settings import load_profile
 
 pytestmark = pytest.mark.slow
 

@@ -148,7 +148,7 @@ def test_hope_score_killed_mid_run_resumes(tmp_path, repo_root):
 
 
 def test_hope_stage_killed_mid_run_resumes(tmp_path, repo_root):
-    """``python -m hope.stages.score``, as dvc.yaml's ``hope`` stage runs it."""
+    """``python -m hope.stages.score_stage``, as dvc.yaml's ``hope`` stage runs it."""
     examples = repo_root / "examples"
     text = (examples / "sample_document.txt").read_text(encoding="utf-8")
     given = [json.loads(line) for line in (examples / "sample_passages.jsonl").open()]
@@ -183,7 +183,7 @@ def test_hope_stage_killed_mid_run_resumes(tmp_path, repo_root):
         return [
             sys.executable,
             "-m",
-            "hope.stages.score",
+            "hope.stages.score_stage",
             "--documents",
             str(folder / "documents.jsonl"),
             "--passages",

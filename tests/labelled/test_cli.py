@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hope.cli import main
+from hope.cli.hope_command import main
 
 CORPUS = "Cats purr softly. Dogs bark loudly. Birds sing at dawn."
 
@@ -182,7 +182,7 @@ def test_runs_as_the_installed_hope_command(files):
 
 def test_a_corpus_slice_keeps_only_questions_inside_it(files):
     from hope.labelled import LabelledInputError
-    from hope.labelled.files import read_questions
+    from hope.labelled.labelled_files import read_questions
 
     sliced = CORPUS[:20]  # "Cats purr softly. Do": the dawn question's span ends at 55
     with pytest.raises(LabelledInputError, match="out of range"):

@@ -18,7 +18,7 @@ from hope.labelled import (
 )
 from hope.labelled.agreement import kendall_tau, pairwise_agreement
 from hope.labelled.bootstrap import mean_interval, paired_difference
-from hope.labelled.retrieval import rank_by_cosine
+from hope.labelled.dense_retrieval import rank_by_cosine
 from tests.unit.fakes import TableEmbedder
 
 CORPUS = "Cats purr softly. Dogs bark loudly. Birds sing at dawn."

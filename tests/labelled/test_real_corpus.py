@@ -10,7 +10,7 @@ import pytest
 
 from hope.chunking import load_chunker
 from hope.labelled import ChunkPassage, LabelledSettings, evaluate_chunking
-from hope.labelled.files import read_questions
+from hope.labelled.labelled_files import read_questions
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "chroma-general-eval"
 SLICE_CHARS = 6000  # the first 6,000 characters hold every span of 12 questions

@@ -48,8 +48,8 @@ def test_hope_run_where_every_item_failed_stops_and_writes_nothing(
     """Issue #35: a job whose every item failed (the preflight off, every answer a 500) raises
     instead of returning a NaN objective over files of nulls; hope-run's main turns the error
     into exit status 3, as for a backend that cannot answer."""
+    from hope.core.result import NothingScoredError
     from hope.pipeline.run import run
-    from hope.result import NothingScoredError
     from hope.testing import SimulatedServer
 
     from .conftest import compose

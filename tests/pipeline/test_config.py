@@ -70,7 +70,7 @@ def test_every_experiment_composes(name: str):
 
 @pytest.mark.parametrize("name", _packaged("llm"))
 def test_every_llm_instantiates_without_contacting_anything(name: str):
-    from hope.cache import ResponseCache
+    from hope.core.response_cache import ResponseCache
 
     cfg = compose([f"llm={name}"])
     llm = instantiate(cfg.llm, cache=ResponseCache(None))
@@ -87,7 +87,7 @@ def test_every_embedder_composes(name: str):
 
 @pytest.mark.parametrize("name", _packaged("hope"))
 def test_every_hope_profile_composes_into_settings(name: str):
-    from hope.settings import HopeSettings
+    from hope.core.hope_settings import HopeSettings
 
     cfg = compose([f"hope={name}"])
     assert HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True)).profile == name
@@ -95,7 +95,7 @@ def test_every_hope_profile_composes_into_settings(name: str):
 
 @pytest.mark.parametrize("name", _options("tracking"))
 def test_every_tracking_option_composes(name: str):
-    from hope.tracking.settings import TrackingSettings
+    from hope.tracking.tracking_settings import TrackingSettings
 
     cfg = compose([f"tracking={name}"])
     settings = TrackingSettings.from_mapping(OmegaConf.to_container(cfg.tracking, resolve=True))

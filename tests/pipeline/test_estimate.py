@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from hope.core.hope_settings import HopeSettings
 from hope.pipeline.estimate import (
     analytic_estimate,
     estimate_for_config,
@@ -16,7 +17,6 @@ from hope.pipeline.estimate import (
     max_output_chars,
 )
 from hope.pipeline.run import load_documents, run, select_chunkers
-from hope.settings import HopeSettings
 
 from .conftest import TEXT, compose, small_overrides
 
@@ -182,7 +182,7 @@ def test_paper_scale_dry_run_needs_no_corpus(tmp_path: Path, capsys):
 
 
 def test_output_bound_follows_the_schema():
-    from hope.prompts.schemas import ChoiceResponse, statements_model
+    from hope.core.prompts.response_schemas import ChoiceResponse, statements_model
 
     # {"choice": "A"}: 2 braces + key 6 + 4 quote/colon chars + 3 for the letter.
     assert max_output_chars(ChoiceResponse.model_json_schema()) == 2 + 6 + 4 + 3

@@ -14,8 +14,9 @@ import yaml
 
 from hope.pipeline import REPO_ROOT
 from hope.pipeline.params import compose_params
-from hope.stages import labelled, labelled_data
-from hope.tracking.labelled import flat_tau, labelled_record
+from hope.stages import labelled_data_stage as labelled_data
+from hope.stages import labelled_stage as labelled
+from hope.tracking.labelled_run import flat_tau, labelled_record
 
 SOURCE = REPO_ROOT.parent / "shared" / "benchmarks" / "chroma-general-eval"
 needs_data = pytest.mark.skipif(not SOURCE.is_dir(), reason="../shared benchmarks not present")

@@ -152,8 +152,8 @@ def _write_inputs(work: Path) -> tuple[Path, Path]:
 
 
 def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monkeypatch):
-    from hope.analysis.tracking import log_outputs_to_mlflow
-    from hope.stages.score import main
+    from hope.analysis.paper_tracking import log_outputs_to_mlflow
+    from hope.stages.score_stage import main
     from hope.testing import SimulatedServer
     from hope.tracking.layout import CHILD_SCORES, CHILD_USAGE
     from hope.tracking.provenance import file_md5s

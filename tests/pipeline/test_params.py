@@ -12,9 +12,9 @@ import yaml
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
+from hope.core.config_resolvers import as_overrides
 from hope.pipeline import CONF_DIR, REPO_ROOT
 from hope.pipeline.params import CONFIG_NAME, SECTIONS, compose_params, main, read_params
-from hope.resolvers import as_overrides
 
 from .conftest import compose
 
@@ -104,15 +104,15 @@ def _write(params: dict, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_path):
+    from hope.core.hope_settings import HopeSettings
     from hope.corpora import DOMAINS
-    from hope.corpora.config import load_params, resolve_source, target_count
+    from hope.corpora.corpus_config import load_params, resolve_source, target_count
     from hope.models.factory import compose_config
-    from hope.rag.config import load_rag_config
-    from hope.settings import HopeSettings
-    from hope.stages.bleu import bleu_options, parse_args
-    from hope.stages.chunk import chunker_names_from_params
-    from hope.stages.labelled import benchmark_settings as labelled_settings
-    from hope.stages.score import config_overrides
+    from hope.rag.rag_config import load_rag_config
+    from hope.stages.bleu_stage import bleu_options, parse_args
+    from hope.stages.chunk_stage import chunker_names_from_params
+    from hope.stages.labelled_stage import benchmark_settings as labelled_settings
+    from hope.stages.score_stage import config_overrides
 
     params = compose_params([f"experiment={name}"])
     assert tuple(params) == SECTIONS
@@ -142,7 +142,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
     from hope.models.factory import compose_config
-    from hope.stages.score import config_overrides
+    from hope.stages.score_stage import config_overrides
 
     run = compose([f"experiment={name}"])
     params = compose_params([f"experiment={name}"])
@@ -175,7 +175,7 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     from hydra import initialize_config_dir
 
     from hope.models.factory import compose_config
-    from hope.stages.score import config_overrides
+    from hope.stages.score_stage import config_overrides
 
     conf = tmp_path / "conf"
     shutil.copytree(CONF_DIR, conf)
@@ -282,7 +282,7 @@ def test_as_overrides_round_trips_through_hydras_parser(node):
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in (CONF_DIR / "rag_llm").glob("*.yaml")))
 def test_every_rag_llm_choice_reaches_the_rag_stages(name, monkeypatch):
-    from hope.rag.config import RagConfig, model_endpoint, resolve_llm_config
+    from hope.rag.rag_config import RagConfig, model_endpoint, resolve_llm_config
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     rag = compose_params([f"rag_llm@experiment.rag.llm={name}"])["rag"]

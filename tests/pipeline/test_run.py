@@ -122,10 +122,10 @@ def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
     and bleu stages give for the whole corpus at once, and the rows come sorted by pair."""
     import json
 
-    from hope.io import jsonl_lines
+    from hope.core.io import jsonl_lines
     from hope.pipeline.run import select_chunkers
-    from hope.stages.bleu import bleu_scores
-    from hope.stages.chunk import chunk_documents, passage_sizes, summarise
+    from hope.stages.bleu_stage import bleu_scores
+    from hope.stages.chunk_stage import chunk_documents, passage_sizes, summarise
 
     overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
     overrides = [o for o in overrides if not o.startswith("tracking.")]

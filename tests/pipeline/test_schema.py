@@ -8,10 +8,10 @@ import pytest
 import yaml
 from omegaconf import OmegaConf
 
+from hope.core.hope_settings import ConfigError
+from hope.pipeline.config_schema import validate_run_config
 from hope.pipeline.params import compose_params, main
-from hope.pipeline.schema import validate_run_config
-from hope.rag.config import RagConfigError, load_rag_config
-from hope.settings import ConfigError
+from hope.rag.rag_config import RagConfigError, load_rag_config
 
 from .conftest import compose
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from hope.cli import main as hope_cli
+from hope.cli.hope_command import main as hope_cli
 from hope.pipeline.shards import ShardError, ShardSettings, merge_shards, select_shard
 
 from .conftest import SENTENCES, small_overrides

@@ -77,9 +77,9 @@ def _code_run_by(spec: dict) -> set[Path]:
 
 
 def test_the_closure_follows_relative_and_package_imports():
-    files = {p.relative_to(SRC).as_posix() for p in import_closure("hope.stages.bleu")}
-    assert {"hope/__init__.py", "hope/stages/__init__.py", "hope/stages/bleu.py"} <= files
-    assert "hope/chunking/bleu.py" in files
+    files = {p.relative_to(SRC).as_posix() for p in import_closure("hope.stages.bleu_stage")}
+    assert {"hope/__init__.py", "hope/stages/__init__.py", "hope/stages/bleu_stage.py"} <= files
+    assert "hope/chunking/bleu_baseline.py" in files
 
 
 @pytest.mark.parametrize(("name", "spec"), _stages(), ids=[n for n, _ in _stages()])

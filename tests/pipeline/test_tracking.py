@@ -13,8 +13,8 @@ import yaml
 from hope.tracking.names import aggregate_metrics, flatten, name_part
 from hope.tracking.provenance import dvc_hashes, file_md5s, git_commit
 from hope.tracking.secrets import REDACTED, redact
-from hope.tracking.settings import TrackingSettings
 from hope.tracking.stage import record_score_stage
+from hope.tracking.tracking_settings import TrackingSettings
 
 
 def test_redact_removes_secret_keys_and_secret_env_values_but_keeps_ordinary_keys():
@@ -277,11 +277,12 @@ def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, mon
 
 
 def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
-    """The DVC stage itself (hope.stages.score.main) against the simulated LLM: one scoring, one
+    """The DVC stage itself (hope.stages.score_stage.main) against the simulated LLM: one scoring,
+    one
     run, whose numbers are those of the scores.csv it wrote."""
     from mlflow import MlflowClient
 
-    from hope.stages.score import main
+    from hope.stages.score_stage import main
     from hope.testing import SimulatedServer
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from hope.models.embeddings import Embedder, normalise_rows
-from hope.rag.config import RagConfig
+from hope.rag.rag_config import RagConfig
 
 DOCS = [
     {
@@ -127,7 +127,7 @@ def question_writer(request: dict[str, Any]) -> str:
     quotes the context's first sentence."""
     import re
 
-    from hope.text import split_sentences
+    from hope.core.text import split_sentences
 
     schema_name = request["response_format"]["json_schema"]["name"]
     user = " ".join(m["content"] for m in request["messages"] if m["role"] == "user")

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from hope.cache import ResponseCache
+from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
 from hope.models.openai_client import BackendError
 from hope.rag.clients import RAGAS_CACHE_NAMESPACE
-from hope.rag.config import METRIC_NAMES
-from hope.stages import questions as questions_stage
-from hope.stages import rag as rag_stage
-from hope.stages import ragas_eval
+from hope.rag.rag_config import METRIC_NAMES
+from hope.stages import questions_stage, rag_stage
+from hope.stages import ragas_stage as ragas_eval
 from hope.testing import FakeChatClient, api_status_error
 
 from .helpers import DOCS, fake_config, passages_for

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from pydantic import BaseModel
 
-from hope.cache import ResponseCache
+from hope.core.response_cache import ResponseCache
 from hope.rag.clients import CachingChatClient, bound_schema, instructor_llm
-from hope.rag.config import RagConfig
+from hope.rag.rag_config import RagConfig
 from hope.testing import FakeChatClient
 
 
@@ -102,8 +102,8 @@ def test_few_shot_examples_can_be_dropped_from_every_ragas_prompt():
 
     from hope.models.embeddings import HashingEmbedder
     from hope.rag.clients import ragas_embeddings
-    from hope.rag.config import RagasConfig
-    from hope.rag.scoring import build_metrics
+    from hope.rag.rag_config import RagasConfig
+    from hope.rag.ragas_scoring import build_metrics
 
     llm = instructor_llm(
         CachingChatClient(recorder(), identity="x", cache=None),

@@ -11,11 +11,10 @@ import math
 
 import pytest
 
-from hope.cache import ResponseCache
-from hope.rag.config import RagConfig
-from hope.stages import questions as questions_stage
-from hope.stages import rag as rag_stage
-from hope.stages import ragas_eval
+from hope.core.response_cache import ResponseCache
+from hope.rag.rag_config import RagConfig
+from hope.stages import questions_stage, rag_stage
+from hope.stages import ragas_stage as ragas_eval
 
 from .helpers import DOCS, passages_for
 

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from hope.rag import gates
-from hope.rag.questions import answer_span, generate_questions, plan_slots
+from hope.rag.question_generation import answer_span, generate_questions, plan_slots
 from hope.testing import FakeChatClient
 
 from .helpers import DOCS, fake_config, question_writer
@@ -66,7 +66,7 @@ def test_extractive_support_is_decided_by_code_without_a_judge():
 
 
 def judge(reply: dict):
-    from hope.rag import models
+    from hope.rag import rag_models as models
 
     endpoint = models.role_endpoint(fake_config(), "judge")
     client = FakeChatClient(lambda request: json.dumps(reply))
@@ -102,7 +102,7 @@ def test_near_duplicates_are_rejected():
 
 def test_extractive_references_are_spans_of_their_documents():
     llm_client = FakeChatClient(question_writer)
-    from hope.rag import models
+    from hope.rag import rag_models as models
 
     config = fake_config()
     llm = models.chat_llm_factory(models.role_endpoint(config, "questions"), None, llm_client)()
@@ -143,7 +143,7 @@ def test_rejections_are_counted_and_more_candidates_are_generated():
             return json.dumps({"question": "What is the answer to the question?", "answer": "x"})
         return question_writer(request)
 
-    from hope.rag import models
+    from hope.rag import rag_models as models
 
     config = fake_config()
     endpoint = models.role_endpoint(config, "questions")
@@ -234,7 +234,7 @@ def test_cloze_questions_leave_out_a_span_of_the_document():
 
 
 def test_phrase_rule_prefers_numbers_and_skips_list_numbers():
-    from hope.rag.questions import phrase_spans
+    from hope.rag.question_generation import phrase_spans
 
     sentence = "3. The bridge will be 800 metres long."
     assert [sentence[a:b] for a, b in phrase_spans(sentence)] == ["800 metres"]

@@ -10,11 +10,10 @@ import math
 import pytest
 import yaml
 
-from hope.cache import ResponseCache
+from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-from hope.stages import questions as questions_stage
-from hope.stages import rag as rag_stage
-from hope.stages import ragas_eval
+from hope.stages import questions_stage, rag_stage
+from hope.stages import ragas_stage as ragas_eval
 from hope.testing import (
     FakeChatClient,
     SimulatedServer,

@@ -2,9 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from hope.cache import ResponseCache
-from hope.rag.questions import RagasOutput, excerpt_windows, generate_questions, plan_slots
-from hope.stages.questions import make_questions
+from hope.core.response_cache import ResponseCache
+from hope.rag.question_generation import (
+    RagasOutput,
+    excerpt_windows,
+    generate_questions,
+    plan_slots,
+)
+from hope.stages.questions_stage import make_questions
 from hope.testing import FakeChatClient
 
 from .helpers import DOCS, fake_config, question_writer
@@ -48,7 +53,7 @@ def test_slots_are_seeded_and_spread_over_documents():
 
 
 def fallback_llm(cache=None, responder=None):
-    from hope.rag import models
+    from hope.rag import rag_models as models
 
     config = fake_config()
     client = FakeChatClient(responder or question_writer)
@@ -185,7 +190,7 @@ def test_ragas_that_yields_too_few_samples_says_what_its_graph_held(monkeypatch)
     import ragas.testset
     from ragas.testset.graph import KnowledgeGraph, Node, NodeType
 
-    from hope.rag.questions import ragas_testset
+    from hope.rag.question_generation import ragas_testset
 
     graph = KnowledgeGraph(
         nodes=[

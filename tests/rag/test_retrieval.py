@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hope.rag.retrieval import PassageIndex, build_indexes, retrieve
+from hope.rag.rag_retrieval import PassageIndex, build_indexes, retrieve
 
 from .helpers import FixedEmbedder
 

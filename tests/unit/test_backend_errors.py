@@ -12,8 +12,8 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from hope.cache import ResponseCache
-from hope.cli import main
+from hope.cli.hope_command import main
+from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import OpenAIEmbedder
 from hope.models.llm import ATTEMPT_NAMESPACE, CACHE_NAMESPACE, ChatLLM, LLMSettings
 from hope.models.openai_client import BackendError, classify_error, redact

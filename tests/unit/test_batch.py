@@ -6,10 +6,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hope.batch import BATCH_NAMESPACE, PENDING, attempt_seed, import_results, read_manifest
-from hope.cache import ResponseCache
-from hope.cli import main
+from hope.cli.hope_command import main
+from hope.core.response_cache import ResponseCache
 from hope.models.llm import CACHE_NAMESPACE
+from hope.pipeline.batch_engine import (
+    BATCH_NAMESPACE,
+    PENDING,
+    attempt_seed,
+    import_results,
+    read_manifest,
+)
 from hope.testing import SimulatedServer, schema_responder
 
 DOCS = [

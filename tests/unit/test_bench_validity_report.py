@@ -77,8 +77,8 @@ def _record(doc_id: str, with_baselines: bool = True) -> dict:
 def _write(bench_validity, tmp_path: Path, records: list[dict]) -> dict:
     from omegaconf import OmegaConf
 
+    from hope.core.hope_settings import HopeSettings, validated
     from hope.models.factory import compose_config
-    from hope.settings import HopeSettings, validated
 
     cfg = compose_config(["hope=paper"])
     settings = validated(HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "t", "hope")

@@ -1,6 +1,6 @@
 import multiprocessing as mp
 
-from hope.cache import ResponseCache, content_key
+from hope.core.response_cache import ResponseCache, content_key
 
 
 def _writer(path, worker, n):

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 import hope
-from hope.cache import ResponseCache
-from hope.cli import main
+from hope.cli.hope_command import main
+from hope.core.prompts.response_schemas import AnswerResponse
+from hope.core.response_cache import ResponseCache
 from hope.models.factory import build_llm, compose_config, llm_endpoint
 from hope.models.llm import CACHE_NAMESPACE
-from hope.prompts.schemas import AnswerResponse
 from hope.testing import SimulatedServer
 from tests.unit.score_files import write_score_inputs
 
@@ -151,7 +151,7 @@ def test_a_finished_cache_moved_to_a_server_on_another_port_sends_nothing(files,
             [
                 sys.executable,
                 "-c",
-                "import sys; from hope.cli import main; sys.exit(main())",
+                "import sys; from hope.cli.hope_command import main; sys.exit(main())",
                 *score_args(files, first.base_url, first_machine / "cache.sqlite"),
             ],
             capture_output=True,

@@ -1,10 +1,10 @@
-"""Chunks kept in the response cache (hope.chunk_cache): a rerun reads them back, and anything
+"""Chunks kept in the response cache (hope.core.chunk_cache): a rerun reads them back, and anything
 that could change them (chunker config, document text, id, domain) chunks afresh."""
 
 from __future__ import annotations
 
-from hope.cache import ResponseCache
-from hope.chunk_cache import NAMESPACE, cached_chunks
+from hope.core.chunk_cache import NAMESPACE, cached_chunks
+from hope.core.response_cache import ResponseCache
 
 DOCUMENT = {"doc_id": "d1", "domain": "news", "text": "One. Two. Three."}
 CONFIG = {"name": "fixed_5", "_target_": "hope.chunking.FixedSizeChunker", "chunk_size": 5}

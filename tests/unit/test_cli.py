@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hope.cli import main
+from hope.cli.hope_command import main
 from hope.testing import SimulatedServer
 from tests.unit.score_files import write_score_inputs
 
@@ -113,7 +113,7 @@ def test_a_passage_not_in_the_document_is_a_warning_counted_and_printed_once(fil
 
 
 def test_passages_found_in_the_document_give_no_warning(files, server, capsys):
-    from hope.evaluate import absent_passages
+    from hope.core.evaluator import absent_passages
 
     doc, passages, tmp = files
     args = ["score", "--document", str(doc), "--passages", str(passages)]

@@ -6,9 +6,9 @@ import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from hope.core.hope_settings import HopeSettings, load_profile
 from hope.models.factory import compose_config
 from hope.models.llm import ChatLLM
-from hope.settings import HopeSettings, load_profile
 
 
 def options(group):

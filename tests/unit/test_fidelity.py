@@ -10,10 +10,10 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from hope.metrics import scoring
-from hope.metrics.information_preservation import Quadruple
-from hope.prompts.schemas import AnswerResponse, QuadrupleResponse, statements_model
-from hope.settings import ConfigError, load_profile
+from hope.core.hope_settings import ConfigError, load_profile
+from hope.core.metrics import equations as scoring
+from hope.core.metrics.information_preservation import Quadruple
+from hope.core.prompts.response_schemas import AnswerResponse, QuadrupleResponse, statements_model
 
 from .fakes import prompt_of, user_text
 from .test_metrics import HANDLERS, LETTER, focus_of, paper, run
@@ -276,7 +276,7 @@ def test_support_counts_nothing_when_the_true_statement_is_not_supported():
 
 
 def test_support_plans_four_requests_a_segment_and_refuses_position_debiasing():
-    from hope.metrics.information_preservation import planned_requests
+    from hope.core.metrics.information_preservation import planned_requests
 
     planned = planned_requests(judged_alone(), focus=1, passages=4, segments=5)
     assert [(r.kind, r.count) for r in planned] == [

@@ -5,12 +5,12 @@ import asyncio
 
 import pytest
 
-from hope.evaluate import HopeEvaluator
-from hope.metrics.concept_unity import ConceptUnity
-from hope.metrics.information_preservation import InformationPreservation
-from hope.metrics.semantic_independence import SemanticIndependence
+from hope.core.evaluator import HopeEvaluator
+from hope.core.hope_settings import load_profile
+from hope.core.metrics.concept_unity import ConceptUnity
+from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.metrics.semantic_independence import SemanticIndependence
 from hope.models.embeddings import HashingEmbedder
-from hope.settings import load_profile
 from hope.testing import schema_responder
 
 from .fakes import make_llm

@@ -8,10 +8,10 @@ import httpx
 import openai
 import pytest
 
-from hope.cache import ResponseCache
+from hope.core.prompts.response_schemas import AnswerResponse
+from hope.core.response_cache import ResponseCache
 from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
 from hope.models.openai_client import BackendError
-from hope.prompts.schemas import AnswerResponse
 from hope.testing import FakeTransport, api_status_error
 
 MESSAGES = [{"role": "user", "content": "What?"}]

@@ -1,4 +1,4 @@
-"""The metric cards' examples (module docstrings of hope.metrics.*) run as tests."""
+"""The metric cards' examples (module docstrings of hope.core.metrics.*) run as tests."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import doctest
 
 import pytest
 
-from hope.metrics import concept_unity, information_preservation, semantic_independence
+from hope.core.metrics import concept_unity, information_preservation, semantic_independence
 
 
 @pytest.mark.parametrize(

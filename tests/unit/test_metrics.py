@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from hope.evaluate import HopeEvaluator, InputError
-from hope.settings import load_profile
+from hope.core.evaluator import HopeEvaluator, InputError
+from hope.core.hope_settings import load_profile
 from hope.testing import api_status_error
 
 from .fakes import TableEmbedder, context_passages, make_llm, scripted, user_text

@@ -3,16 +3,16 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from hope.cache import ResponseCache
-from hope.metrics.information_preservation import sample_segments
+from hope.core.metrics.information_preservation import sample_segments
+from hope.core.prompting import load_prompt
+from hope.core.prompts import response_schemas as schemas
+from hope.core.response_cache import ResponseCache
+from hope.core.text import split_sentences
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-from hope.prompting import load_prompt
-from hope.prompts import schemas
-from hope.text import split_sentences
 
 PROMPTS = sorted(
     p.name.removesuffix(".yaml")
-    for p in resources.files("hope.prompts").iterdir()
+    for p in resources.files("hope.core.prompts").iterdir()
     if p.name.endswith(".yaml")
 )
 
@@ -32,7 +32,7 @@ def test_prompt_identity_changes_with_its_text(tmp_path):
     original = load_prompt("concept_statements")
     edited = tmp_path / "concept_statements.yaml"
     edited.write_text(
-        resources.files("hope.prompts")
+        resources.files("hope.core.prompts")
         .joinpath("concept_statements.yaml")
         .read_text()
         .replace("different statements", "varied statements")
@@ -113,7 +113,7 @@ def test_hashing_embedder_is_lexical_and_normalised():
 def test_caching_embedder_memo_is_bounded_and_evicted_vectors_come_from_the_cache():
     import numpy as np
 
-    from hope.cache import ResponseCache
+    from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
 
     texts = [f"text number {i} about harbours" for i in range(10)]

@@ -1,4 +1,4 @@
-"""Whole-pair results kept in the response cache (hope.result_cache): a rerun of unchanged work
+"""Whole-pair results kept in the response cache (hope.core.result_cache): a rerun of unchanged work
 reads them back; anything that changes the result makes a new key; faults are never kept."""
 
 import math
@@ -6,12 +6,12 @@ import math
 import pytest
 from omegaconf import OmegaConf
 
-from hope import result_cache
-from hope.cache import ResponseCache
-from hope.evaluate import HopeEvaluator
+from hope.core import result_cache
+from hope.core.evaluator import HopeEvaluator
+from hope.core.hope_settings import load_profile
+from hope.core.response_cache import ResponseCache
+from hope.core.result import Failure, HopeResult, MetricCount
 from hope.models.embeddings import HashingEmbedder
-from hope.result import Failure, HopeResult, MetricCount
-from hope.settings import load_profile
 from hope.testing import schema_responder
 
 from .fakes import dies_after, make_llm

@@ -1,9 +1,9 @@
 """A run killed part-way (here: its server dies) resumes from the cache without redoing calls."""
 
-from hope.cache import ResponseCache
-from hope.evaluate import HopeEvaluator
+from hope.core.evaluator import HopeEvaluator
+from hope.core.hope_settings import load_profile
+from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import HashingEmbedder
-from hope.settings import load_profile
 from hope.testing import schema_responder
 
 from .fakes import dies_after, make_llm

@@ -6,7 +6,7 @@ import json
 import pytest
 import yaml
 
-from hope.stages.score import config_overrides, group_passages, main
+from hope.stages.score_stage import config_overrides, group_passages, main
 from hope.testing import SimulatedServer
 
 DOCS = [
@@ -151,9 +151,9 @@ def test_overrides_and_grouping():
 def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_path):
     import asyncio
 
-    from hope.evaluate import HopeEvaluator
+    from hope.core.evaluator import HopeEvaluator
     from hope.models.factory import build_from_config, compose_config
-    from hope.stages.score import score_pairs
+    from hope.stages.score_stage import score_pairs
 
     with SimulatedServer(latency_s=0.0) as server:
         passages = write_inputs(tmp_path, server.base_url)
@@ -189,7 +189,7 @@ def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_pat
 
 
 def _result(n_passages):
-    from hope.result import Failure, HopeResult, MetricCount
+    from hope.core.result import Failure, HopeResult, MetricCount
 
     return HopeResult(
         hope=0.5,
@@ -208,7 +208,7 @@ def _result(n_passages):
 
 
 def test_evidence_stream_writes_full_results_and_keeps_slim_ones(tmp_path):
-    from hope.stages.score import EvidenceStream
+    from hope.stages.score_stage import EvidenceStream
 
     path = tmp_path / "evidence.jsonl"
     path.write_text("old\n")
@@ -235,7 +235,7 @@ def test_evidence_stream_writes_full_results_and_keeps_slim_ones(tmp_path):
 def _counted(scored: int, failed: int, reasons: list[str]):
     import math
 
-    from hope.result import Failure, HopeResult, MetricCount
+    from hope.core.result import Failure, HopeResult, MetricCount
 
     value = 0.5 if scored else math.nan
     return HopeResult(
@@ -259,7 +259,7 @@ def _counted(scored: int, failed: int, reasons: list[str]):
 
 
 def test_only_a_run_that_scored_nothing_at_all_is_fatal():
-    from hope.result import NothingScoredError, check_something_scored
+    from hope.core.result import NothingScoredError, check_something_scored
 
     dead = _counted(0, 3, ["HTTP 500: down", "HTTP 500: down", "HTTP 400: too long"])
     # a pair where every item failed beside a pair with one item scored: recorded, not fatal
@@ -279,9 +279,9 @@ def _evidence_with_finish_order(tmp_path, base_url, delays):
     seconds; the evidence's bytes and the order in which the pairs finished."""
     import asyncio
 
-    from hope.evaluate import HopeEvaluator
+    from hope.core.evaluator import HopeEvaluator
     from hope.models.factory import build_from_config, compose_config
-    from hope.stages.score import EvidenceStream, score_pairs
+    from hope.stages.score_stage import EvidenceStream, score_pairs
 
     tmp_path.mkdir()
     passages = write_inputs(tmp_path, base_url)
@@ -330,7 +330,7 @@ def test_evidence_is_in_pair_order_whatever_order_the_pairs_finish(tmp_path):
 
 
 def test_evidence_stream_refuses_a_pair_scored_twice(tmp_path):
-    from hope.stages.score import EvidenceStream
+    from hope.stages.score_stage import EvidenceStream
 
     with pytest.raises(ValueError, match="scored twice"), EvidenceStream(tmp_path / "e") as stream:
         stream(DOCS[0], "small", _result(1))

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from hope.metrics import scoring
+from hope.core.metrics import equations as scoring
 
 R2 = 1 / math.sqrt(2)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hope import text as hope_text
-from hope.text import Sentence
+from hope.core import text as hope_text
+from hope.core.text import Sentence
 
 SAMPLES = sorted((Path(hope_text.__file__).parent / "corpora" / "sample").glob("*.txt"))
 

@@ -14,12 +14,12 @@ import httpx2
 import openai
 import pytest
 
-from hope.cache import ResponseCache
+from hope.core.prompts.response_schemas import AnswerResponse
+from hope.core.response_cache import ResponseCache
 from hope.models.factory import build_llm, llm_endpoint
 from hope.models.llm import ChatLLM, LLMSettings, response_format
 from hope.models.openai_client import BackendError
 from hope.models.server_pool import ServerPool, ServerPoolSettings
-from hope.prompts.schemas import AnswerResponse
 from hope.testing import FakeTransport, SimulatedServer, api_status_error, schema_responder
 
 MESSAGES = [{"role": "user", "content": "Which servers answered the question?"}]
@@ -340,7 +340,7 @@ def test_schema_responder_is_what_the_servers_answer():
 
 def test_the_rag_clients_spread_over_the_servers_too():
     from hope.rag.clients import CachingChatClient
-    from hope.rag.models import chat_llm_factory
+    from hope.rag.rag_models import chat_llm_factory
 
     with SimulatedServer(latency_s=0.02) as a, SimulatedServer(latency_s=0.02) as b:
         endpoint = llm_endpoint(

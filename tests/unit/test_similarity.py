@@ -1,4 +1,5 @@
-"""The exact grid cosine (hope.metrics.similarity) and the correlations of Table 2: the same bits
+"""The exact grid cosine (hope.core.metrics.similarity) and the correlations of Table 2: the same
+bits
 whatever kernels the CPU's libraries pick (issue #35)."""
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ import pytest
 from scipy import stats
 
 from hope.analysis.stats import pearson, spearman
-from hope.metrics.similarity import GridVectors, cosine_matrix, grid_bits, on_grid, snap_to_grid
+from hope.core.metrics.similarity import (
+    GridVectors,
+    cosine_matrix,
+    grid_bits,
+    on_grid,
+    snap_to_grid,
+)
 from hope.testing import OTHER_CPU_ENV
 
 
@@ -103,7 +110,7 @@ _COMPUTE = """
 import json, sys
 import numpy as np
 from hope.analysis.stats import correlation_cell
-from hope.metrics.similarity import cosine_matrix
+from hope.core.metrics.similarity import cosine_matrix
 rng = np.random.default_rng(11)
 a, b = rng.normal(size=(300, 384)).astype(np.float32), rng.normal(size=(200, 384))
 x = rng.normal(size=40)

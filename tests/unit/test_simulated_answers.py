@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from hope.prompts import schemas
+from hope.core.prompts import response_schemas as schemas
 from hope.testing import schema_instance, schema_responder
 
 LONG_RUN = ("Supercalifragilistic " * 40).split()

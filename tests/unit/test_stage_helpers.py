@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from hope.concurrency import gather_bounded
-from hope.io import InputFileError, atomic_path, read_jsonl, write_atomic
-from hope.records import check_documents, check_passages, check_questions, group_passages
-from hope.stage_runner import StageOutput, read_records, run_stage
+from hope.core.concurrency import gather_bounded
+from hope.core.io import InputFileError, atomic_path, read_jsonl, write_atomic
+from hope.core.stage_records import check_documents, check_passages, check_questions, group_passages
+from hope.pipeline.stage_support import StageOutput, read_records, run_stage
 
 
 def _temporaries(folder: Path) -> list[str]:
@@ -184,7 +184,7 @@ def test_run_stage_writes_everything_or_nothing(tmp_path: Path, capsys):
 
 
 def test_run_timings_are_removed_at_any_depth_and_nothing_else():
-    from hope.io import without_run_timings
+    from hope.core.io import without_run_timings
 
     record = {
         "n": 2,

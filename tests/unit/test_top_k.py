@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hope.metrics import scoring, similarity
+from hope.core.metrics import equations as scoring
+from hope.core.metrics import similarity
 
 
 def reference_top_k(query, candidates, k, *, exclude=()):

@@ -10,14 +10,14 @@ import math
 import pytest
 
 from hope.analysis.paper import INDICATORS
-from hope.cache import ResponseCache
+from hope.core.prompts.response_schemas import AnswerResponse
+from hope.core.response_cache import ResponseCache
 from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
-from hope.prompts.schemas import AnswerResponse
 from hope.testing import FakeTransport, api_status_error
 from hope.tracking.layout import CHILD_SCORES, CHILD_USAGE, RAG_INDICATORS, chunker_metrics
-from hope.tracking.prompts import mlflow_template
-from hope.tracking.settings import TrackingSettings
+from hope.tracking.prompt_registry import mlflow_template
 from hope.tracking.traces import TraceRecorder, sampled
+from hope.tracking.tracking_settings import TrackingSettings
 
 MESSAGES = [{"role": "user", "content": "What?"}]
 
@@ -156,7 +156,7 @@ def test_a_prompt_a_parallel_job_registered_first_is_taken_not_registered_twice(
 
     from mlflow.exceptions import MlflowException
 
-    from hope.tracking.prompts import register_prompt
+    from hope.tracking.prompt_registry import register_prompt
 
     prompt = {"id": "p@v1#abc", "version": 1, "system": "S", "user": "Say {x}"}
     theirs = SimpleNamespace(name="p", version=1, tags={"hope.prompt_id": "p@v1#abc"})

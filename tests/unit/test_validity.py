@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from hope.validity import stats
+from hope.validity import ladder_stats as stats
 from hope.validity.ladder import (
     RUNGS,
     aligned_passages,

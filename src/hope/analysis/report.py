@@ -1,4 +1,5 @@
-"""Every paper output from the pipeline's tables, in memory (hope.analysis.files reads and writes).
+"""Every paper output from the pipeline's tables, in memory (hope.analysis.paper_files reads and
+writes).
 
 :func:`build_outputs` joins the inputs and computes Table 2, the leaderboard, the Figure 7 bins
 and gains, and the figures; :meth:`AnalysisResult.files` renders them to the bytes of each file
@@ -16,9 +17,9 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hope.analysis.data import JoinReport, join_pairs
 from hope.analysis.figures import figure6, figure6_by_chunker, figure7, figure_bytes
 from hope.analysis.leaderboard import OVERALL, leaderboard
+from hope.analysis.pair_table import JoinReport, join_pairs
 from hope.analysis.paper import (
     ASCII_LABELS,
     HOPE_METRICS,

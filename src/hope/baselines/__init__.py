@@ -5,15 +5,15 @@ Size compliance, intra-chunk cohesion and contextual coherence from Ekimetrics' 
 has a card (range, direction, source) in :mod:`hope.baselines.cards`.
 """
 
-from hope.baselines.cards import CARDS, MetricCard
-from hope.baselines.compute import BASELINES, compute_baselines
-from hope.baselines.metrics import (
+from hope.baselines.baseline_measures import (
     context_windows,
     contextual_coherence,
     intra_chunk_cohesion,
     passage_count,
     size_compliance,
 )
+from hope.baselines.cards import CARDS, MetricCard
+from hope.baselines.compute import BASELINES, compute_baselines
 
 __all__ = [
     "BASELINES",

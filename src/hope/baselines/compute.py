@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from hope.baselines.cards import CARDS
-from hope.baselines.metrics import (
+from hope.baselines.baseline_measures import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MIN_CHARS,
     context_windows,
@@ -17,8 +16,9 @@ from hope.baselines.metrics import (
     passage_count,
     size_compliance,
 )
+from hope.baselines.cards import CARDS
+from hope.core.text import split_sentences
 from hope.models.embeddings import Embedder
-from hope.text import split_sentences
 
 BASELINES = tuple(CARDS)
 

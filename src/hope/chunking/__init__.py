@@ -3,13 +3,13 @@
 Heavy libraries (langchain, chonkie, torch) are imported only when a chunker is built or run.
 """
 
-from hope.chunking.bleu import BleuResult, document_bleu
-from hope.chunking.models import EmbeddingModelError, resolve_embedding_model
+from hope.chunking.bleu_baseline import BleuResult, document_bleu
+from hope.chunking.chunker_settings import ChunkerConfigError
 from hope.chunking.passages import ChunkingError, Passage, build_passages, passage_id
 from hope.chunking.registry import Chunker, available_chunkers, load_chunker, load_chunkers
 from hope.chunking.semantic import SemanticChunker
-from hope.chunking.settings import ChunkerConfigError
 from hope.chunking.splitters import FixedSizeChunker, RecursiveChunker
+from hope.models.model_files import EmbeddingModelError, resolve_embedding_model
 
 __all__ = [
     "BleuResult",

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hope.chunking.chunker_settings import ChunkerConfigError
 from hope.chunking.passages import ChunkingError, Passage, build_passages
-from hope.chunking.settings import ChunkerConfigError
 
 DEFAULT_CONF_DIR = Path("conf/chunker")
 

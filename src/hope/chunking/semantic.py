@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hope.chunking.models import (
+from hope.chunking.chunker_settings import SemanticSettings, validate_settings
+from hope.chunking.passages import ChunkingError, Passage, build_passages
+from hope.models.model_files import (
     EmbeddingModelError,
     hf_cached,
     hub_offline,
     resolve_embedding_model,
 )
-from hope.chunking.passages import ChunkingError, Passage, build_passages
-from hope.chunking.settings import SemanticSettings, validate_settings
 
 if TYPE_CHECKING:
     from chonkie.embeddings import BaseEmbeddings
@@ -56,7 +56,7 @@ def _sentence_transformer_embeddings(settings: SemanticSettings) -> BaseEmbeddin
 
     batch_size = settings.batch_size
 
-    from hope.metrics.similarity import cosine_matrix
+    from hope.core.metrics.similarity import cosine_matrix
     from hope.models.embeddings import cpu_independent_rows, float64_model
 
     model = float64_model(model)

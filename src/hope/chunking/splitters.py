@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hope.chunking.chunker_settings import FixedSizeSettings, RecursiveSettings, validate_settings
 from hope.chunking.passages import Passage, build_passages
-from hope.chunking.settings import FixedSizeSettings, RecursiveSettings, validate_settings
 
 
 class _LangChainChunker:

@@ -3,7 +3,7 @@
 An adapter module provides ``download(spec, out_dir) -> manifest`` (fetch raw files through
 :mod:`hope.corpora.fetch`) and ``candidates(spec, raw_dir, manifest)`` (parse them into lazily
 loaded :class:`~hope.corpora.base.Candidate` documents). Selection, validation and de-duplication
-are shared and live in :mod:`hope.stages.prepare`.
+are shared and live in :mod:`hope.stages.prepare_stage`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from hope.corpora.schema import DOMAIN_LABELS, DOMAINS, FIELDS, PAPER_COUNTS, Document
+from hope.corpora.document_schema import DOMAIN_LABELS, DOMAINS, FIELDS, PAPER_COUNTS, Document
 
 ADAPTERS = ("sample", "wiki", "news", "arxiv", "pile_of_law", "cord19", "manuals")
 

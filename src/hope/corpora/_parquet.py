@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hope.corpora.base import Candidate, CorpusError, SourceSpec
-from hope.corpora.schema import Document, make_document
+from hope.corpora.document_schema import Document, make_document
 
 
 def open_parquet(path: Path, required: set[str]) -> pq.ParquetFile:

@@ -25,7 +25,7 @@ from hope.corpora.base import (
     SourceSpec,
     download_files,
 )
-from hope.corpora.schema import make_document
+from hope.corpora.document_schema import make_document
 
 DEFAULT_LICENSES = (
     "creativecommons.org/licenses/by/",

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hope.corpora.document_schema import Document
 from hope.corpora.fetch import fetch
-from hope.corpora.schema import Document
 
 log = logging.getLogger(__name__)
 

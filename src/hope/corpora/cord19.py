@@ -19,10 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hope.core.io import write_atomic
 from hope.corpora.base import Candidate, CorpusError, Rejected, SkipDocument, SourceSpec
+from hope.corpora.document_schema import make_document
 from hope.corpora.fetch import Fetched, FetchError, fetch
-from hope.corpora.schema import make_document
-from hope.io import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 import httpx
 
-from hope.io import atomic_path
+from hope.core.io import atomic_path
 
 log = logging.getLogger(__name__)
 

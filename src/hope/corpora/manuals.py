@@ -20,10 +20,10 @@ from urllib.parse import unquote, urlsplit
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
+from hope.core.io import file_sha256
 from hope.corpora.base import Candidate, CorpusError, SkipDocument, SourceSpec
+from hope.corpora.document_schema import make_document
 from hope.corpora.fetch import fetch, is_remote
-from hope.corpora.schema import make_document
-from hope.io import file_sha256
 
 log = logging.getLogger(__name__)
 # pypdf warns on every slightly malformed object; the outcome that matters is logged here.

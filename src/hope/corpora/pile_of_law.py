@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from hope.core.io import write_atomic
 from hope.corpora.base import Candidate, CorpusError, SourceSpec, portable_location
+from hope.corpora.document_schema import make_document
 from hope.corpora.fetch import ChecksumError, join_location, open_location
-from hope.corpora.schema import make_document
-from hope.io import write_atomic
 
 DEBATE_SUBSETS = ("undebates", "euro_parl")
 

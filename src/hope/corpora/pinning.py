@@ -27,9 +27,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hope.core.io import write_json_atomic
 from hope.corpora.base import CorpusError, SourceSpec
 from hope.corpora.fetch import is_remote
-from hope.io import write_json_atomic
 
 DEFAULT_LOCK = Path("corpora.lock.json")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from hope.corpora.base import Candidate, SourceSpec, download_files
-from hope.corpora.config import sample_index
-from hope.corpora.schema import make_document
+from hope.corpora.corpus_config import sample_index
+from hope.corpora.document_schema import make_document
 
 
 def download(spec: SourceSpec, out_dir: Path) -> dict[str, Any]:

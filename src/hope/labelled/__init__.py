@@ -6,14 +6,14 @@ at a fixed character budget, averaged over questions with seeded bootstrap inter
 ``hope labelled`` runs it on files.
 """
 
-from hope.labelled.data import (
+from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
+from hope.labelled.labelled_inputs import (
     ChunkPassage,
     GoldReference,
     LabelledInputError,
     LabelledQuestion,
     locate_passages,
 )
-from hope.labelled.evaluate import LabelledSettings, evaluate_chunking
 from hope.labelled.measures import MEASURES, question_measures
 
 __all__ = [

@@ -2,13 +2,14 @@
 
 For one corpus of a labelled set (Chroma's general evaluation set) and a list of chunkers:
 
-1. ``measure_corpus``: chunk (cached in the project's cache, ``hope.chunk_cache``), labelled
+1. ``measure_corpus``: chunk (cached in the project's cache, ``hope.core.chunk_cache``), labelled
    retrieval (``hope.labelled``: recall, precision, IoU, precision-Ω at top-k, recall at a
    character budget, per question), the cheap label-free baselines (``hope.baselines``) and BLEU;
 2. ``score_corpus_hope``: HOPE and its sub-metrics for every chunking of the corpus at once (one
    profile), with the per-item values that ``hope.labelled.convergent`` resamples.
 
-Shared by the DVC stage ``labelled`` (``hope.stages.labelled``, with the settings of params.yaml
+Shared by the DVC stage ``labelled`` (``hope.stages.labelled_stage``, with the settings of
+params.yaml
 ``labelled:``, which ``dvc exp run -S experiment=labelled`` sets to the whole benchmark) and
 ``bench/bench_labelled.py``, so both measure with one implementation.
 """
@@ -25,13 +26,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hope.baselines import CARDS, compute_baselines
-from hope.cache import ResponseCache
-from hope.chunk_cache import cached_chunks
 from hope.chunking import document_bleu, load_chunker
+from hope.core.chunk_cache import cached_chunks
+from hope.core.response_cache import ResponseCache
+from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
 from hope.labelled.convergent import HOPE_METRICS, finite_or_none
-from hope.labelled.data import ChunkPassage
-from hope.labelled.evaluate import LabelledSettings, evaluate_chunking
-from hope.labelled.files import read_questions
+from hope.labelled.labelled_files import read_questions
+from hope.labelled.labelled_inputs import ChunkPassage
 
 PER_QUESTION = ("recall", "precision", "iou", "precision_omega", "budget_recall")
 
@@ -203,9 +204,9 @@ def build_hope(
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from hope.evaluate import HopeEvaluator
+    from hope.core.evaluator import HopeEvaluator
+    from hope.core.hope_settings import HopeSettings
     from hope.models.factory import compose_config, open_cache
-    from hope.settings import HopeSettings
 
     try:
         cfg = compose_config(hope_overrides(profile, settings))
@@ -304,7 +305,7 @@ def run_benchmark(
     """
     import time
 
-    from hope.io import file_sha256, read_text
+    from hope.core.io import file_sha256, read_text
     from hope.labelled.convergent import analyse
 
     timings = {} if timings is None else timings

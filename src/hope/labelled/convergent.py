@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from hope.baselines import CARDS
+from hope.core.metrics import equations as scoring
 from hope.labelled.agreement import all_pairs, kendall_tau, pairwise_agreement, percentile_interval
 from hope.labelled.bootstrap import paired_difference, resample_indices
-from hope.metrics import scoring
 
 TARGETS = ("budget_recall", "recall", "iou")
 HOPE_METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")

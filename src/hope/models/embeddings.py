@@ -7,7 +7,7 @@ The same text gives the same vector bits on any x86 CPU (issue #35): a float32 f
 differs in the 7th digit between processors (torch and MKL pick SIMD kernels per CPU), so the
 sentence-transformers models run in float64, where those differences are about 1e-15 of a row's
 peak, and the result is snapped to a grid of ``EMBEDDING_GRID_BITS`` bits below the row's scale
-(``hope.metrics.similarity.snap_to_grid``), about 3e-6 of the peak: the kernels' noise lies far
+(``hope.core.metrics.similarity.snap_to_grid``), about 3e-6 of the peak: the kernels' noise lies far
 below the grid, and a component changes only when it falls within that noise of a grid midpoint
 (bench/results/cpu_independence.json measures the noise and the cost).
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hope.cache import ResponseCache
-from hope.metrics.similarity import snap_to_grid
+from hope.core.metrics.similarity import snap_to_grid
+from hope.core.response_cache import ResponseCache
 
 # v2: sentence-transformers vectors are computed one text at a time (no batch padding); vectors
 # cached before that depended on which texts shared their batch and are never read again.
@@ -86,7 +86,7 @@ class SentenceTransformerEmbedder(Embedder):
     """
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, device: str = "cpu"):
-        from hope.chunking.models import MINILM, canonical_name, minilm_path
+        from hope.models.model_files import MINILM, canonical_name, minilm_path
 
         self.model_name = model
         if canonical_name(model) == MINILM:

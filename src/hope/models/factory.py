@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hope.cache import ResponseCache
-from hope.models.embedded import EmbeddedServer
+from hope.core.response_cache import ResponseCache
+from hope.models.embedded_server import EmbeddedServer
 from hope.models.embeddings import (
     CachingEmbedder,
     Embedder,
@@ -202,7 +202,7 @@ def build_from_config(cfg) -> tuple[Any, Any, Any]:
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    from hope.settings import HopeSettings, validated
+    from hope.core.hope_settings import HopeSettings, validated
 
     settings = validated(
         HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "config", "hope"
@@ -216,7 +216,7 @@ def build_from_config(cfg) -> tuple[Any, Any, Any]:
 def build_evaluator(cfg) -> Any:
     """The HopeEvaluator of a composed config; with ``cache.reuse_results`` (the default) it keeps
     each finished pair's result in the response cache and reads it back on a rerun."""
-    from hope.evaluate import HopeEvaluator
+    from hope.core.evaluator import HopeEvaluator
 
     settings, llm, embedder = build_from_config(cfg)
     reuse = bool(cfg.cache.get("reuse_results", True))

@@ -21,7 +21,8 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hope.cache import ResponseCache, content_key
+from hope.core.response_cache import ResponseCache, content_key
+from hope.core.seeding import derive_seed
 from hope.models.openai_client import (
     BackendError,
     LazyOpenAIClient,
@@ -31,7 +32,6 @@ from hope.models.openai_client import (
     error_reason,
 )
 from hope.models.server_pool import ServerPoolSettings
-from hope.seeding import derive_seed
 
 CACHE_NAMESPACE = "chat"
 # Answers that arrived but failed their schema or validation, by request and attempt: a rerun after

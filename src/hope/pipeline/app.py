@@ -16,11 +16,11 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
+from hope.core.result import NothingScoredError
 from hope.models.openai_client import BackendError
 from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.pipeline import CONF_DIR
 from hope.pipeline.run import run
-from hope.result import NothingScoredError
 
 
 @hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")

@@ -25,7 +25,7 @@ PARENT_ENV = "HOPE_MLFLOW_PARENT_RUN_ID"
 
 def tracking_settings(config: DictConfig):
     """The ``tracking`` settings of a composed config; None without them or with tracking off."""
-    from hope.tracking.settings import TrackingSettings
+    from hope.tracking.tracking_settings import TrackingSettings
 
     tracking = config.get("tracking")
     if tracking is None:

@@ -3,14 +3,15 @@
 Two methods:
 
 * ``exact`` (the documents are at hand): the real evaluator runs over every (document, chunker)
-  pair against ``hope.models.dry_run.DryRunLLM``, which answers from the response cache where it
+  pair against ``hope.models.dry_run_llm.DryRunLLM``, which answers from the response cache where it
   can and otherwise records the request and returns a synthetic schema-valid answer without
   contacting anything. The requests are therefore exactly the engine's first attempts (retries
   excluded), and every request whose inputs are cached is checked against the cache. Requests
   that depend on an uncached answer (the answers to generated questions, the choice after a new
   quadruple) are counted and sized from the synthetic answer, so their token counts are rough.
 * ``analytic`` (no documents, e.g. the paper corpus not downloaded): the requests each sub-metric
-  declares (``planned_requests`` at the end of each ``hope.metrics`` module); per domain, the corpus
+  declares (``planned_requests`` at the end of each ``hope.core.metrics`` module); per domain, the
+  corpus
   group's document count and ``estimate.mean_chars``; per chunker, passages from its size and
   overlap (fixed-size, exact arithmetic), else its measured mean passage length in
   ``data/chunks/summary.json``, else its nominal size; windows of ``sentences_per_segment``
@@ -35,17 +36,17 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from hope.chunking.registry import Chunker
-from hope.metrics import concept_unity, information_preservation, semantic_independence
-from hope.metrics.requests import PlannedRequest
-from hope.models.dry_run import (
+from hope.core.hope_settings import HopeSettings
+from hope.core.metrics import concept_unity, information_preservation, semantic_independence
+from hope.core.metrics.request_plan import PlannedRequest
+from hope.core.prompting import load_prompt
+from hope.models.dry_run_llm import (
     DryRunLLM,
     RecordedRequest,
     max_output_chars,
     output_token_bound,
 )
 from hope.models.llm import ChatLLM, json_schema_of
-from hope.prompting import load_prompt
-from hope.settings import HopeSettings
 
 # The sub-metrics in scoring order; each declares its requests (``planned_requests``).
 METRICS = (concept_unity, semantic_independence, information_preservation)
@@ -152,9 +153,9 @@ def exact_estimate(
     *,
     chars_per_token: float = 4.0,
 ) -> Estimate:
-    from hope.evaluate import HopeEvaluator
-    from hope.stages.chunk import chunk_documents
-    from hope.stages.score import score_pairs
+    from hope.core.evaluator import HopeEvaluator
+    from hope.stages.chunk_stage import chunk_documents
+    from hope.stages.score_stage import score_pairs
 
     passages = chunk_documents(documents, chunkers)
     dry = DryRunLLM(llm, chars_per_token)
@@ -213,7 +214,7 @@ def analytic_estimate(
 ) -> Estimate:
     """``domain_docs``: domain -> (documents, mean characters); the requests of each pair are
     those the sub-metrics declare (``planned_requests``), sized by mean lengths."""
-    from hope.prompts.schemas import statements_model
+    from hope.core.prompts.response_schemas import statements_model
 
     measured = measured or {}
     sentences_per_segment = settings.information_preservation.sentences_per_segment
@@ -277,7 +278,7 @@ def estimate_for_config(
 ) -> Estimate:
     from hydra.utils import instantiate
 
-    from hope.cache import ResponseCache
+    from hope.core.response_cache import ResponseCache
     from hope.models.factory import open_cache
     from hope.pipeline import REPO_ROOT
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import yaml
 
-from hope.io import read_params, write_atomic
+from hope.core.io import read_params, write_atomic
 from hope.pipeline import CONF_DIR, REPO_ROOT
-from hope.pipeline.schema import validate_params
+from hope.pipeline.config_schema import validate_params
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
@@ -40,11 +40,11 @@ def compose_params(
     overrides: Sequence[str] = (), conf_dir: str | Path = CONF_DIR
 ) -> dict[str, Any]:
     """The params.yaml sections from ``conf/dvc_params.yaml`` with Hydra ``overrides``, validated
-    (``hope.pipeline.schema.Params``: a bad or missing key is a ConfigError naming it)."""
+    (``hope.pipeline.config_schema.Params``: a bad or missing key is a ConfigError naming it)."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from hope import resolvers
+    from hope.core import config_resolvers as resolvers
 
     resolvers.register()
     with initialize_config_dir(config_dir=str(Path(conf_dir).resolve()), version_base="1.3"):

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from hope.io import write_json_atomic
+from hope.core.io import write_json_atomic
 
 
 def main(argv: list[str] | None = None) -> int:

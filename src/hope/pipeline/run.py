@@ -5,10 +5,11 @@ Steps, each a pure function of the config where it can be:
 1. documents: ``data.documents`` if given; else the DVC output ``data/prepared/documents.jsonl``
    when its manifest was made for this corpus group (same profile, seed, minimum length, counts and
    source location); else the corpus is fetched/copied and prepared into the job's folder with the
-   same code as the DVC stages (``hope.stages.download`` / ``prepare``);
+   same code as the DVC stages (``hope.stages.download_stage`` / ``prepare``);
 2. chunkers: the selected ``chunker`` group config (one, sweepable, parameters overridable), or
    every name in ``chunkers``;
-3. HOPE for every (document, chunker) pair (``hope.stages.score.score_pairs``), BLEU if enabled;
+3. HOPE for every (document, chunker) pair (``hope.stages.score_stage.score_pairs``), BLEU if
+enabled;
 4. outputs in the job folder (scores.csv, evidence.jsonl, summary.json, chunks_summary.json) and,
    with tracking on, one MLflow run (a child of the sweep's run in a multirun);
 5. returns the objective: the mean of ``objective``'s column over the pairs where it is defined.
@@ -30,12 +31,14 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from hope.chunk_cache import cached_chunks
 from hope.chunking.registry import Chunker, chunker_from_config, load_chunkers
+from hope.core.chunk_cache import cached_chunks
+from hope.core.io import atomic_path, file_sha256, jsonl_lines, write_json_atomic
+from hope.core.result import check_something_scored
+from hope.core.stage_records import check_documents
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
-from hope.corpora.config import load_params, profile_of, resolve_source, target_count
-from hope.io import atomic_path, file_sha256, jsonl_lines, write_json_atomic
+from hope.corpora.corpus_config import load_params, profile_of, resolve_source, target_count
 from hope.pipeline.shards import (
     SHARD_FILE,
     ShardError,
@@ -43,11 +46,9 @@ from hope.pipeline.shards import (
     select_shard,
     shard_record,
 )
-from hope.records import check_documents
-from hope.result import check_something_scored
-from hope.stage_runner import read_records
-from hope.stages.chunk import chunk_pair, passage_sizes
-from hope.stages.chunk import summarise as summarise_chunks
+from hope.pipeline.stage_support import read_records
+from hope.stages.chunk_stage import chunk_pair, passage_sizes
+from hope.stages.chunk_stage import summarise as summarise_chunks
 
 log = logging.getLogger("hope.pipeline")
 
@@ -107,8 +108,8 @@ def prepared_matches(manifest: Mapping[str, Any], cfg: Mapping[str, Any]) -> boo
 
 def prepare_corpus(cfg: Mapping[str, Any], work_dir: Path) -> Path:
     """Download (or copy from the mirror / package) and prepare into ``work_dir``."""
-    from hope.stages.download import run_download
-    from hope.stages.prepare import run_prepare
+    from hope.stages.download_stage import run_download
+    from hope.stages.prepare_stage import run_prepare
 
     raw = work_dir / "raw"
     for domain in DOMAINS:
@@ -203,9 +204,9 @@ def shard_settings(cfg: DictConfig) -> ShardSettings:
 def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
     from hope.models.factory import build_evaluator
-    from hope.pipeline.schema import validate_run_config
-    from hope.stages.bleu import bleu_scores
-    from hope.stages.score import (
+    from hope.pipeline.config_schema import validate_run_config
+    from hope.stages.bleu_stage import bleu_scores
+    from hope.stages.score_stage import (
         SCORE_COLUMNS,
         EvidenceStream,
         score_pair_stream,

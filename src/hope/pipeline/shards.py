@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hope.io import csv_text, write_atomic, write_json_atomic
+from hope.core.io import csv_text, write_atomic, write_json_atomic
 
 SHARD_FILE = "shard.json"
 _SUMMED_USAGE = (
@@ -202,7 +202,8 @@ def merge_shards(paths: Sequence[str | Path], output: str | Path) -> dict[str, A
     pairs = [(r["doc_id"], r["chunker"]) for r in rows]
     if len(set(pairs)) != len(pairs):
         raise ShardError("a (document, chunker) pair was scored by two shards")
-    # One job scores its pairs in sorted (doc_id, chunker) order (hope.stages.score.score_pairs).
+    # One job scores its pairs in sorted (doc_id, chunker) order
+    # (hope.stages.score_stage.score_pairs).
     rows.sort(key=lambda r: (r["doc_id"], r["chunker"]))
     evidence.sort(key=lambda item: item[0])
 

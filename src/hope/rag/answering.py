@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hope.concurrency import gather_bounded
-from hope.io import without_run_timings
+from hope.core.concurrency import gather_bounded
+from hope.core.io import without_run_timings
+from hope.core.prompting import Prompt, load_prompt
+from hope.core.seeding import derive_seed
 from hope.models.llm import ChatLLM, LLMCallError
-from hope.prompting import Prompt, load_prompt
-from hope.rag.retrieval import Hit
-from hope.seeding import derive_seed
+from hope.rag.rag_retrieval import Hit
 
 PROMPT_DIR = str(Path(__file__).parent / "prompts")
 

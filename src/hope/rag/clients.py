@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from hope.cache import ResponseCache, content_key
+from hope.core.response_cache import ResponseCache, content_key
 from hope.models.embeddings import Embedder
 from hope.models.openai_client import BackendError, classify_error, error_reason
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hope.core.prompting import Prompt, load_prompt
 from hope.models.llm import ChatLLM, LLMCallError
-from hope.prompting import Prompt, load_prompt
 
 PROMPT_DIR = str(Path(__file__).parent / "prompts")
 

@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hope.io import file_sha256
+from hope.core.io import file_sha256
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 # The hash tiktoken's own cl100k_base constructor checks (tiktoken_ext/openai_public.py).

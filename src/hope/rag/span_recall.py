@@ -4,7 +4,8 @@ Metric card. Range [0, 1], higher is better. Beyond the paper (its four RAGAS in
 LLM judgements); source: the character-level recall of Smith & Troynikov, "Evaluating Chunking
 Strategies for Retrieval" (Chroma, 2024), applied to the RAG run's own questions.
 
-An extractive question (``hope.rag.questions``) records ``reference_span = [start, end)``, the
+An extractive question (``hope.rag.question_generation``) records ``reference_span = [start,
+end)``, the
 characters of its document that are its reference answer. Its reference-span recall is the share
 of those characters that lie inside the passages retrieved for it, counting only passages of the
 same document and each character once:

@@ -22,7 +22,7 @@ from hope.tracking.names import aggregate_metrics
 from hope.tracking.provenance import dvc_hashes, git_commit
 from hope.tracking.record import RunRecord, log_run
 from hope.tracking.secrets import REDACTED, redact
-from hope.tracking.settings import TrackingSettings
+from hope.tracking.tracking_settings import TrackingSettings
 
 __all__ = [
     "REDACTED",

@@ -19,10 +19,10 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hope.result import METRICS
+from hope.core.result import METRICS
 from hope.tracking.names import finite_mean, is_finite, name_part
-from hope.tracking.settings import TrackingSettings
 from hope.tracking.store import client_for, experiment_id, with_retry
+from hope.tracking.tracking_settings import TrackingSettings
 
 PARENT_TAG = "mlflow.parentRunId"
 RUN_KEY_TAG = "hope.run_key"

@@ -45,12 +45,12 @@ from hope.tracking.layout import (
     table_columns,
 )
 from hope.tracking.names import MAX_PARAM_CHARS, aggregate_metrics, flatten, is_finite, name_part
-from hope.tracking.prompts import register_and_link
+from hope.tracking.prompt_registry import register_and_link
 from hope.tracking.provenance import dvc_hashes, git_commit
 from hope.tracking.secrets import redact, scrub, secret_values
-from hope.tracking.settings import TrackingSettings
 from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
 from hope.tracking.traces import log_traces
+from hope.tracking.tracking_settings import TrackingSettings
 
 __all__ = ["PARENT_TAG", "RunRecord", "log_run"]
 

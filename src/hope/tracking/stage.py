@@ -10,7 +10,7 @@ evidence.jsonl) and
 * logs them as MLflow runs, as ``hope-run`` logs a job (a parent run and a child run per
   chunker, ``hope.tracking.record``), when params.yaml's ``tracking:`` section is enabled. The
   parent's key is the md5 of the scores.csv written (``hope.scores_md5``): the analysis of those
-  scores (``hope.analysis.tracking``) logs the paper outputs to the same parent. The store is
+  scores (``hope.analysis.paper_tracking``) logs the paper outputs to the same parent. The store is
   ``tracking.uri``, else ``MLFLOW_TRACKING_URI``, else ``mlflow.db`` in the directory the stage
   runs in (the repository root under DVC), the store ``hope-run`` uses too.
 
@@ -29,12 +29,12 @@ from typing import Any
 
 import yaml
 
-from hope.result import METRICS
+from hope.core.result import METRICS
 from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
 from hope.tracking.names import aggregate_metrics, finite_mean, is_finite, name_part
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
-from hope.tracking.settings import TrackingSettings
+from hope.tracking.tracking_settings import TrackingSettings
 
 SCORE_COLUMNS = ("hope", *METRICS)
 METRICS_FILE = "metrics.json"
@@ -183,7 +183,7 @@ def record_score_stage(
     datasets). ``traces``: the sampled LLM calls (``stage_trace_recorder``). Returns the parent
     run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
-    from hope.io import RUN_DEPENDENT_KEYS, write_json_atomic
+    from hope.core.io import RUN_DEPENDENT_KEYS, write_json_atomic
 
     out = Path(out_dir)
     repo = Path.cwd() if repo is None else repo
@@ -191,7 +191,7 @@ def record_score_stage(
     rows = read_score_rows(out / "scores.csv")
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     # metrics.json is a DVC output: the wall time and latencies stay in the log and the MLflow
-    # run, so the same inputs give the same bytes (hope.io.RUN_DEPENDENT_KEYS).
+    # run, so the same inputs give the same bytes (hope.core.io.RUN_DEPENDENT_KEYS).
     flat = flat_stage_metrics(rows, summary, wall_s)
     portable = {
         key: value

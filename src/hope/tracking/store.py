@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from hope.tracking.names import is_finite
 from hope.tracking.secrets import scrub
-from hope.tracking.settings import TrackingSettings
+from hope.tracking.tracking_settings import TrackingSettings
 
 _PARAMS_PER_BATCH = 100
 _METRICS_PER_BATCH = 1000

@@ -11,8 +11,8 @@ from hope.tracking.names import finite_mean, flatten, name_part
 from hope.tracking.provenance import git_commit
 from hope.tracking.record import PARENT_TAG
 from hope.tracking.secrets import redact, secret_values
-from hope.tracking.settings import TrackingSettings
 from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.tracking_settings import TrackingSettings
 
 
 def start_parent_run(

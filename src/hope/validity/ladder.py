@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hope.text import split_sentences
+from hope.core.text import split_sentences
 
 RUNGS = ("aligned", "recursive_500", "fixed_120", "foreign_mixed", "sentence_shuffled")
 DEGRADED = RUNGS[1:]

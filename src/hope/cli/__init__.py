@@ -1,0 +1,1 @@
+"""The command lines: ``hope`` (score, labelled, batch) and its subcommands' argument handling."""

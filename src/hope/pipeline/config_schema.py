@@ -1,0 +1,111 @@
+"""pydantic models of the two configs Hydra composes from ``conf/``, each validated in one step
+right after composition, so that a bad value stops before any stage or job runs and the error
+names its key (``rag.retrieval.top_k: Input should be greater than or equal to 1``):
+
+* ``conf/dvc_params.yaml`` -> params.yaml (:class:`Params`, in ``hope.pipeline.params``);
+* ``conf/config.yaml`` -> a ``hope-run`` job (:class:`RunConfig`, in ``hope.pipeline.run``).
+
+Sections with their own models reuse them: ``hope`` (:class:`hope.core.hope_settings.HopeSettings`)
+and
+``rag`` (:class:`hope.rag.rag_config.RagConfig`). Model configs (``llm``, ``embedder``, ``chunker``)
+are checked where Hydra instantiates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from hope.chunking.bleu_baseline import OFFLINE_TOKENIZERS
+from hope.core.hope_settings import HopeSettings, validated
+from hope.core.result import METRICS
+from hope.labelled.benchmark import BenchmarkSettings
+from hope.rag.rag_config import RagConfig
+
+
+def _one_of(*choices: str) -> AfterValidator:
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"{value!r} is not one of {list(choices)}")
+        return value
+
+    return AfterValidator(check)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BleuParams(_Strict):
+    tokenize: Annotated[str, _one_of(*OFFLINE_TOKENIZERS)] = "13a"
+    joiner: str = " "
+
+
+class HopeStageParams(_Strict):
+    """params.yaml ``hope:``: what the DVC ``hope`` stage composes its score config from."""
+
+    profile: str
+    seed: int
+    llm: str
+    embedder: str
+    cache: str
+    parallel_pairs: int = Field(ge=1)
+    overrides: list[str]
+
+
+class AnalysisParams(_Strict):
+    seed: int
+    bootstrap: int = Field(ge=1)
+    min_n: int = Field(ge=1)
+    bins: int = Field(ge=1)
+    min_bin_size: int = Field(ge=1)
+    binning: Literal["quantile", "width"]
+
+
+class LabelledParams(BenchmarkSettings):
+    """params.yaml ``labelled:``: the benchmark's settings and where its files come from."""
+
+    source: str
+    checksums: dict[str, str]
+
+
+class Params(_Strict):
+    """params.yaml. ``corpora`` and ``tracking`` are read by their own code
+    (hope.corpora.corpus_config,
+    hope.tracking.tracking_settings) and only need to be mappings here."""
+
+    corpora: dict[str, Any]
+    chunkers: list[str] = Field(min_length=1)
+    hope: HopeStageParams
+    bleu: BleuParams
+    rag: RagConfig
+    labelled: LabelledParams
+    analysis: AnalysisParams
+    tracking: dict[str, Any]
+
+
+class RunBleu(BleuParams):
+    enabled: bool = True
+
+
+class RunConfig(BaseModel):
+    """A ``hope-run`` job (conf/config.yaml); groups checked elsewhere pass through."""
+
+    model_config = ConfigDict(extra="allow")
+
+    chunkers: list[str] = Field(min_length=1)
+    hope: HopeSettings
+    bleu: RunBleu
+    rag: RagConfig
+    objective: Annotated[str, _one_of("hope", *METRICS, "bleu")]
+    dry_run: bool
+
+
+def validate_params(params: Mapping[str, Any], what: str = "conf/dvc_params.yaml") -> Params:
+    return validated(Params, params, what)
+
+
+def validate_run_config(config: Mapping[str, Any], what: str = "hope-run config") -> RunConfig:
+    return validated(RunConfig, {k: v for k, v in config.items() if k != "hydra"}, what)

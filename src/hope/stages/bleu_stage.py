@@ -1,0 +1,122 @@
+"""DVC stage ``bleu``: the paper's BLEU baseline for every (document, chunker) pair.
+
+Reads ``data/prepared/documents.jsonl`` and ``data/chunks/passages.jsonl`` and writes
+``data/bleu/bleu.jsonl`` with one line per pair: ``doc_id``, ``chunker``, ``bleu`` (0-100) and
+sacrebleu's ``signature``. The passages of a pair are joined in ``index`` order; see
+:mod:`hope.chunking.bleu_baseline` for the tokenisation and joiner parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hope.chunking.bleu_baseline import (
+    DEFAULT_JOINER,
+    DEFAULT_TOKENIZE,
+    OFFLINE_TOKENIZERS,
+    document_bleu,
+)
+from hope.core.io import jsonl_lines, read_params
+from hope.core.stage_records import check_documents, group_passages
+from hope.pipeline import stage_support as runner
+
+DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
+
+
+def bleu_scores(
+    documents: Sequence[Mapping[str, Any]],
+    passages: Sequence[Mapping[str, Any]],
+    *,
+    tokenize: str = DEFAULT_TOKENIZE,
+    joiner: str = DEFAULT_JOINER,
+) -> list[dict[str, Any]]:
+    """One record per (document, chunker) pair, chunkers in first-seen order, then documents.
+
+    Every chunker present in ``passages`` must have passages for every document, and every
+    passage must belong to a known document; otherwise the pair is named in a ``ValueError``.
+    """
+    check_documents(documents)
+    texts = {doc["doc_id"]: doc["text"] for doc in documents}
+    pairs = group_passages(passages, set(texts))
+    records: list[dict[str, Any]] = []
+    for chunker in dict.fromkeys(chunker for _, chunker in pairs):
+        for doc_id, text in texts.items():
+            doc_passages = pairs.get((doc_id, chunker))
+            if not doc_passages:
+                raise ValueError(f"chunker {chunker!r} has no passages for document {doc_id!r}")
+            result = document_bleu(
+                text, [p["text"] for p in doc_passages], tokenize=tokenize, joiner=joiner
+            )
+            records.append(
+                {
+                    "doc_id": doc_id,
+                    "chunker": chunker,
+                    "bleu": result.score,
+                    "signature": result.signature,
+                }
+            )
+    return records
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = runner.stage_parser(
+        __doc__,
+        documents=runner.DEFAULT_DOCUMENTS,
+        passages=runner.DEFAULT_PASSAGES,
+        output=DEFAULT_OUTPUT,
+    )
+    parser.add_argument(
+        "--params",
+        type=Path,
+        help="YAML file whose 'bleu' section may set tokenize and joiner (flags win)",
+    )
+    parser.add_argument(
+        "--tokenize",
+        choices=OFFLINE_TOKENIZERS,
+        help=f"sacrebleu tokeniser (default {DEFAULT_TOKENIZE})",
+    )
+    parser.add_argument(
+        "--joiner", help="string put between consecutive passages (default: one space)"
+    )
+    return parser.parse_args(argv)
+
+
+def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
+    """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
+    section: dict[str, Any] = {}
+    if args.params is not None:
+        section = read_params(args.params).get("bleu") or {}
+        if not isinstance(section, dict):
+            raise ValueError(f"{args.params}: 'bleu' must be a mapping")
+        unknown = sorted(set(section) - {"tokenize", "joiner"})
+        if unknown:
+            raise ValueError(f"{args.params}: unknown key(s) in 'bleu': {unknown}")
+    tokenize = args.tokenize or section.get("tokenize", DEFAULT_TOKENIZE)
+    joiner = args.joiner if args.joiner is not None else section.get("joiner", DEFAULT_JOINER)
+    if tokenize not in OFFLINE_TOKENIZERS:
+        raise ValueError(f"bleu.tokenize {tokenize!r} is not one of {list(OFFLINE_TOKENIZERS)}")
+    if not isinstance(joiner, str):
+        raise ValueError(f"bleu.joiner must be a string, got {joiner!r}")
+    return tokenize, joiner
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+
+    def compute() -> runner.StageOutput:
+        tokenize, joiner = bleu_options(args)
+        documents = runner.read_records(args.documents, "documents", required=False)
+        passages = runner.read_records(args.passages, "passages", required=False)
+        records = bleu_scores(documents, passages, tokenize=tokenize, joiner=joiner)
+        message = f"{len(records)} (document, chunker) pairs -> {args.output}"
+        return runner.StageOutput({args.output: jsonl_lines(records)}, message)
+
+    return runner.run_stage("bleu", compute)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

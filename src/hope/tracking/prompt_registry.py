@@ -1,0 +1,121 @@
+"""The project's prompts (``hope/core/prompts``, ``hope.core.prompting``) in MLflow's prompt
+registry.
+
+Each prompt is registered under its own name; MLflow numbers the versions itself (1, 2, ...), so
+each registered version carries the project's identity as tags: ``hope.version`` (the file's
+``version:``) and ``hope.prompt_id`` (``name@vN#texthash``). A prompt whose identity is registered
+already is not registered again. Runs link the registered versions they used (MLflow's
+``mlflow.linkedPrompts`` run tag).
+
+The template is the chat (system and user message) with the ``{field}`` slots written as MLflow's
+``{{field}}`` variables.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from typing import Any
+
+from hope.tracking.names import name_part
+from hope.tracking.store import with_retry
+
+ID_TAG = "hope.prompt_id"
+VERSION_TAG = "hope.version"
+
+
+def mlflow_template(text: str) -> str:
+    """``str.format`` slots (``{passage}``) as MLflow template variables (``{{passage}}``); an
+    escaped brace (``{{``) is the brace itself."""
+    parts: list[str] = []
+    for literal, field, _, _ in string.Formatter().parse(text):
+        parts.append(literal)
+        if field is not None:
+            parts.append("{{" + field + "}}")
+    return "".join(parts)
+
+
+def registry_name(name: str) -> str:
+    # Prompt names take letters, digits, _ - . only.
+    return re.sub(r"[^A-Za-z0-9_\-.]", "_", name_part(name))
+
+
+def register_prompt(client: Any, name: str, prompt: Mapping[str, Any]) -> Any:
+    """The registered version of ``prompt`` (a ``Prompt.to_dict()``), registering it if needed."""
+    prompt_id = str(prompt.get("id") or "")
+    if not prompt_id:
+        raise ValueError(f"prompt {name!r} has no id (name@vN#hash): {sorted(prompt)}")
+    reg_name = registry_name(name)
+    for version in _versions(client, reg_name):
+        if version.tags.get(ID_TAG) == prompt_id:
+            return version
+    template = [
+        {"role": role, "content": mlflow_template(str(prompt[role]).strip())}
+        for role in ("system", "user")
+        if prompt.get(role)
+    ]
+    if not template:
+        raise ValueError(f"prompt {name!r} ({prompt_id}) has no system or user text")
+    tags = {ID_TAG: prompt_id, VERSION_TAG: str(prompt.get("version", ""))}
+    if prompt.get("purpose"):
+        tags["hope.purpose"] = str(prompt["purpose"])[:5000]
+    from mlflow.exceptions import MlflowException
+
+    def register():
+        return with_retry(
+            lambda: client.register_prompt(
+                reg_name, template, commit_message=f"hope prompt {prompt_id}", tags=tags
+            )
+        )
+
+    try:
+        return register()
+    except MlflowException as exc:
+        # A parallel job (a joblib sweep) created the prompt between the lookup and here: take
+        # its version if it is this prompt, else add ours to the prompt it created.
+        if "already exists" not in str(exc):
+            raise
+        for version in _versions(client, reg_name):
+            if version.tags.get(ID_TAG) == prompt_id:
+                return version
+        return register()
+
+
+def _versions(client: Any, name: str) -> list[Any]:
+    from mlflow.exceptions import MlflowException
+
+    versions: list[Any] = []
+    token = None
+    while True:
+        try:
+            page = client.search_prompt_versions(name, max_results=100, page_token=token)
+        except MlflowException:
+            return versions  # no prompt of that name yet
+        versions.extend(page)
+        token = getattr(page, "token", None)
+        if not token:
+            return versions
+
+
+def register_and_link(
+    client: Any, prompts: Mapping[str, Mapping[str, Any]], run_ids: list[str]
+) -> dict[str, str]:
+    """Register every prompt and link its version to each run; returns name -> ``prompts:/n/v``."""
+    versions = {name: register_prompt(client, name, p) for name, p in sorted(prompts.items())}
+    for run_id in run_ids:
+        link_to_run(client, run_id, list(versions.values()))
+    return {name: f"prompts:/{v.name}/{v.version}" for name, v in versions.items()}
+
+
+def link_to_run(client: Any, run_id: str, versions: list[Any]) -> None:
+    """Add ``versions`` to the run's ``mlflow.linkedPrompts`` tag, as
+    ``MlflowClient.link_prompt_version_to_run`` does; that one reads the run through the
+    process-global tracking URI, not the client's, so the tag is set here through the client."""
+    from mlflow.tracing.constant import TraceTagKey
+    from mlflow.tracing.utils.prompt import update_linked_prompts_tag
+
+    current = client.get_run(run_id).data.tags.get(TraceTagKey.LINKED_PROMPTS)
+    updated = update_linked_prompts_tag(current, versions)
+    if updated != current:
+        with_retry(lambda: client.set_tag(run_id, TraceTagKey.LINKED_PROMPTS, updated))
