@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench_scale import chunkers, mirror_documents, select
 from hope.core.io import write_json_atomic
-from hope.stages.chunk_stage import chunk_pair
+from hope.pipeline.chunk_step import chunk_pair
 from records import MIN_RUNS, REPO, check_runs, provenance, spread
 
 

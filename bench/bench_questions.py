@@ -3,7 +3,7 @@
 For each generator (``fallback``: the LLM writes question and answer from an excerpt;
 ``extractive:llm``: the answer is a sentence of the document, the LLM writes the question;
 ``extractive:cloze``: the answer is a phrase of a sentence, code leaves it out) and each
-seed, the questions stage's own code (hope.stages.questions_stage.make_questions) generates the
+seed, the questions stage's own code (hope.pipeline.questions_step.make_questions) generates the
 configured number of questions per domain with the configured LLMs (default: the embedded
 SmolLM2-135M), and the gates decide. Recorded per run: candidates tried, kept, the share of
 generated candidates that passed the gates, rejections by reason, LLM requests and wall time;
@@ -30,8 +30,8 @@ from typing import Any
 from hope.core.hope_settings import validated
 from hope.core.io import read_jsonl, write_json_atomic
 from hope.models.factory import open_cache
+from hope.pipeline.questions_step import make_questions
 from hope.rag.rag_config import RagConfig, load_rag_config
-from hope.stages.questions_stage import make_questions
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -150,8 +150,8 @@ def child(args: argparse.Namespace) -> None:
     from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
     from hope.models.factory import build_llm
-    from hope.stages.chunk_stage import chunk_pair
-    from hope.stages.score_stage import score_pair_stream, score_row
+    from hope.pipeline.chunk_step import chunk_pair
+    from hope.pipeline.score_step import score_pair_stream, score_row
 
     documents = select(Path(args.documents), args.docs)
     chunker_list = chunkers()

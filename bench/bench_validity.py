@@ -42,8 +42,8 @@ from hope.corpora import get_adapter
 from hope.corpora.corpus_config import load_params, resolve_source
 from hope.models.factory import build_from_config, compose_config
 from hope.models.llm import LLMCallError, Usage, usage_scope
-from hope.stages.download_stage import run_download
-from hope.stages.prepare_stage import select_documents
+from hope.pipeline.download_step import run_download
+from hope.pipeline.prepare_step import select_documents
 from hope.validity import ladder_stats as stats
 from hope.validity.ladder import (
     DEGRADED,

@@ -11,7 +11,7 @@ import pytest
 
 from hope.corpora import DOMAINS
 from hope.corpora.corpus_config import load_params
-from hope.stages.download_stage import run_download
+from hope.pipeline.download_step import run_download
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

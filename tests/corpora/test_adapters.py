@@ -18,7 +18,7 @@ from hope.corpora.base import DOWNLOAD_MANIFEST, Candidate, CorpusError, Rejecte
 from hope.corpora.corpus_config import resolve_source
 from hope.corpora.document_schema import validate_record
 from hope.corpora.fetch import FetchError
-from hope.stages.download_stage import run_download
+from hope.pipeline.download_step import run_download
 
 
 def _items(cfg: dict, domain: str, raw: Path) -> tuple[list[Candidate], list[Rejected]]:

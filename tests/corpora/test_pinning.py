@@ -13,8 +13,8 @@ import yaml
 from hope.corpora.base import CorpusError, SourceSpec
 from hope.corpora.fetch import ChecksumError
 from hope.corpora.pinning import check_pinned, is_huggingface
+from hope.pipeline.download_step import run_download
 from hope.stages.download_stage import main as download_main
-from hope.stages.download_stage import run_download
 from tests.corpora.conftest import serve
 
 COMMIT = "b04c8d1ceb2f5cd4588862100d08de323dccfbaa"

@@ -9,7 +9,7 @@ from pathlib import Path
 from hope.corpora import DOMAINS
 from hope.corpora.base import DOWNLOAD_MANIFEST, portable_location
 from hope.corpora.corpus_config import sample_dir
-from hope.stages.download_stage import run_download
+from hope.pipeline.download_step import run_download
 
 
 def test_portable_location_forms(tmp_path: Path, monkeypatch):

@@ -19,8 +19,8 @@ from hope.corpora.base import (
 )
 from hope.corpora.document_schema import SchemaError, make_document, normalise_text, validate_record
 from hope.corpora.fetch import ChecksumError
-from hope.stages.download_stage import run_download
-from hope.stages.prepare_stage import run_prepare, select_documents
+from hope.pipeline.download_step import run_download
+from hope.pipeline.prepare_step import run_prepare, select_documents
 
 
 def _spec(domain: str = "wiki", **options) -> SourceSpec:

@@ -108,11 +108,11 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
     from hope.corpora import DOMAINS
     from hope.corpora.corpus_config import load_params, resolve_source, target_count
     from hope.models.factory import compose_config
+    from hope.pipeline.chunk_step import chunker_names_from_params
+    from hope.pipeline.labelled_step import benchmark_settings as labelled_settings
+    from hope.pipeline.score_step import config_overrides
     from hope.rag.rag_config import load_rag_config
     from hope.stages.bleu_stage import bleu_options, parse_args
-    from hope.stages.chunk_stage import chunker_names_from_params
-    from hope.stages.labelled_stage import benchmark_settings as labelled_settings
-    from hope.stages.score_stage import config_overrides
 
     params = compose_params([f"experiment={name}"])
     assert tuple(params) == SECTIONS
@@ -142,7 +142,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
     from hope.models.factory import compose_config
-    from hope.stages.score_stage import config_overrides
+    from hope.pipeline.score_step import config_overrides
 
     run = compose([f"experiment={name}"])
     params = compose_params([f"experiment={name}"])
@@ -175,7 +175,7 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     from hydra import initialize_config_dir
 
     from hope.models.factory import compose_config
-    from hope.stages.score_stage import config_overrides
+    from hope.pipeline.score_step import config_overrides
 
     conf = tmp_path / "conf"
     shutil.copytree(CONF_DIR, conf)

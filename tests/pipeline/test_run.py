@@ -123,9 +123,9 @@ def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
     import json
 
     from hope.core.io import jsonl_lines
+    from hope.pipeline.bleu_step import bleu_scores
+    from hope.pipeline.chunk_step import chunk_documents, passage_sizes, summarise
     from hope.pipeline.run import select_chunkers
-    from hope.stages.bleu_stage import bleu_scores
-    from hope.stages.chunk_stage import chunk_documents, passage_sizes, summarise
 
     overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
     overrides = [o for o in overrides if not o.startswith("tracking.")]

@@ -3,13 +3,13 @@ from __future__ import annotations
 import pytest
 
 from hope.core.response_cache import ResponseCache
+from hope.pipeline.questions_step import make_questions
 from hope.rag.question_generation import (
     RagasOutput,
     excerpt_windows,
     generate_questions,
     plan_slots,
 )
-from hope.stages.questions_stage import make_questions
 from hope.testing import FakeChatClient
 
 from .helpers import DOCS, fake_config, question_writer

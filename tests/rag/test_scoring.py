@@ -5,8 +5,8 @@ import math
 
 import pytest
 
+from hope.pipeline.ragas_step import per_question_lines, table_csv
 from hope.rag.ragas_scoring import aggregate, failure_summary, score_all
-from hope.stages.ragas_stage import per_question_lines, table_csv
 
 
 class Result:

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
+from hope.pipeline.ragas_step import attach_contexts
 from hope.rag import span_recall
 from hope.rag.ragas_scoring import aggregate, failure_summary, score_all
 from hope.rag.span_recall import reference_span_recall
-from hope.stages.ragas_stage import attach_contexts
 
 EXTRACTIVE = {
     "question_id": "q1",

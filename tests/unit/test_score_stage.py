@@ -6,7 +6,8 @@ import json
 import pytest
 import yaml
 
-from hope.stages.score_stage import config_overrides, group_passages, main
+from hope.pipeline.score_step import config_overrides
+from hope.stages.score_stage import group_passages, main
 from hope.testing import SimulatedServer
 
 DOCS = [
@@ -153,7 +154,7 @@ def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_pat
 
     from hope.core.evaluator import HopeEvaluator
     from hope.models.factory import build_from_config, compose_config
-    from hope.stages.score_stage import score_pairs
+    from hope.pipeline.score_step import score_pairs
 
     with SimulatedServer(latency_s=0.0) as server:
         passages = write_inputs(tmp_path, server.base_url)
@@ -208,7 +209,7 @@ def _result(n_passages):
 
 
 def test_evidence_stream_writes_full_results_and_keeps_slim_ones(tmp_path):
-    from hope.stages.score_stage import EvidenceStream
+    from hope.pipeline.score_step import EvidenceStream
 
     path = tmp_path / "evidence.jsonl"
     path.write_text("old\n")
@@ -281,7 +282,7 @@ def _evidence_with_finish_order(tmp_path, base_url, delays):
 
     from hope.core.evaluator import HopeEvaluator
     from hope.models.factory import build_from_config, compose_config
-    from hope.stages.score_stage import EvidenceStream, score_pairs
+    from hope.pipeline.score_step import EvidenceStream, score_pairs
 
     tmp_path.mkdir()
     passages = write_inputs(tmp_path, base_url)
@@ -330,7 +331,7 @@ def test_evidence_is_in_pair_order_whatever_order_the_pairs_finish(tmp_path):
 
 
 def test_evidence_stream_refuses_a_pair_scored_twice(tmp_path):
-    from hope.stages.score_stage import EvidenceStream
+    from hope.pipeline.score_step import EvidenceStream
 
     with pytest.raises(ValueError, match="scored twice"), EvidenceStream(tmp_path / "e") as stream:
         stream(DOCS[0], "small", _result(1))

@@ -265,7 +265,7 @@ def export_round(
     not write to the response cache: placeholder texts get embedded too.
     """
     from hope.core.evaluator import HopeEvaluator
-    from hope.stages.score_stage import score_pairs
+    from hope.pipeline.score_step import score_pairs
 
     directory = Path(directory)
     files = RoundFiles(directory, max_per_file)

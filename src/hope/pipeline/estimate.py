@@ -154,8 +154,8 @@ def exact_estimate(
     chars_per_token: float = 4.0,
 ) -> Estimate:
     from hope.core.evaluator import HopeEvaluator
-    from hope.stages.chunk_stage import chunk_documents
-    from hope.stages.score_stage import score_pairs
+    from hope.pipeline.chunk_step import chunk_documents
+    from hope.pipeline.score_step import score_pairs
 
     passages = chunk_documents(documents, chunkers)
     dry = DryRunLLM(llm, chars_per_token)

@@ -8,7 +8,7 @@ Steps, each a pure function of the config where it can be:
    same code as the DVC stages (``hope.stages.download_stage`` / ``prepare``);
 2. chunkers: the selected ``chunker`` group config (one, sweepable, parameters overridable), or
    every name in ``chunkers``;
-3. HOPE for every (document, chunker) pair (``hope.stages.score_stage.score_pairs``), BLEU if
+3. HOPE for every (document, chunker) pair (``hope.pipeline.score_step.score_pairs``), BLEU if
 enabled;
 4. outputs in the job folder (scores.csv, evidence.jsonl, summary.json, chunks_summary.json) and,
    with tracking on, one MLflow run (a child of the sweep's run in a multirun);
@@ -39,6 +39,8 @@ from hope.core.stage_records import check_documents
 from hope.corpora import DOMAINS
 from hope.corpora.base import portable_location
 from hope.corpora.corpus_config import load_params, profile_of, resolve_source, target_count
+from hope.pipeline.chunk_step import chunk_pair, passage_sizes
+from hope.pipeline.chunk_step import summarise as summarise_chunks
 from hope.pipeline.shards import (
     SHARD_FILE,
     ShardError,
@@ -47,8 +49,6 @@ from hope.pipeline.shards import (
     shard_record,
 )
 from hope.pipeline.stage_support import read_records
-from hope.stages.chunk_stage import chunk_pair, passage_sizes
-from hope.stages.chunk_stage import summarise as summarise_chunks
 
 log = logging.getLogger("hope.pipeline")
 
@@ -108,8 +108,8 @@ def prepared_matches(manifest: Mapping[str, Any], cfg: Mapping[str, Any]) -> boo
 
 def prepare_corpus(cfg: Mapping[str, Any], work_dir: Path) -> Path:
     """Download (or copy from the mirror / package) and prepare into ``work_dir``."""
-    from hope.stages.download_stage import run_download
-    from hope.stages.prepare_stage import run_prepare
+    from hope.pipeline.download_step import run_download
+    from hope.pipeline.prepare_step import run_prepare
 
     raw = work_dir / "raw"
     for domain in DOMAINS:
@@ -204,9 +204,9 @@ def shard_settings(cfg: DictConfig) -> ShardSettings:
 def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     """One job; returns the objective (NaN when no pair has it defined)."""
     from hope.models.factory import build_evaluator
+    from hope.pipeline.bleu_step import bleu_scores
     from hope.pipeline.config_schema import validate_run_config
-    from hope.stages.bleu_stage import bleu_scores
-    from hope.stages.score_stage import (
+    from hope.pipeline.score_step import (
         SCORE_COLUMNS,
         EvidenceStream,
         score_pair_stream,

@@ -203,7 +203,7 @@ def merge_shards(paths: Sequence[str | Path], output: str | Path) -> dict[str, A
     if len(set(pairs)) != len(pairs):
         raise ShardError("a (document, chunker) pair was scored by two shards")
     # One job scores its pairs in sorted (doc_id, chunker) order
-    # (hope.stages.score_stage.score_pairs).
+    # (hope.pipeline.score_step.score_pairs).
     rows.sort(key=lambda r: (r["doc_id"], r["chunker"]))
     evidence.sort(key=lambda item: item[0])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,48 +18,10 @@ from hope.chunking.bleu_baseline import (
     DEFAULT_JOINER,
     DEFAULT_TOKENIZE,
     OFFLINE_TOKENIZERS,
-    document_bleu,
 )
 from hope.core.io import jsonl_lines, read_params
-from hope.core.stage_records import check_documents, group_passages
 from hope.pipeline import stage_support as runner
-
-DEFAULT_OUTPUT = Path("data/bleu/bleu.jsonl")
-
-
-def bleu_scores(
-    documents: Sequence[Mapping[str, Any]],
-    passages: Sequence[Mapping[str, Any]],
-    *,
-    tokenize: str = DEFAULT_TOKENIZE,
-    joiner: str = DEFAULT_JOINER,
-) -> list[dict[str, Any]]:
-    """One record per (document, chunker) pair, chunkers in first-seen order, then documents.
-
-    Every chunker present in ``passages`` must have passages for every document, and every
-    passage must belong to a known document; otherwise the pair is named in a ``ValueError``.
-    """
-    check_documents(documents)
-    texts = {doc["doc_id"]: doc["text"] for doc in documents}
-    pairs = group_passages(passages, set(texts))
-    records: list[dict[str, Any]] = []
-    for chunker in dict.fromkeys(chunker for _, chunker in pairs):
-        for doc_id, text in texts.items():
-            doc_passages = pairs.get((doc_id, chunker))
-            if not doc_passages:
-                raise ValueError(f"chunker {chunker!r} has no passages for document {doc_id!r}")
-            result = document_bleu(
-                text, [p["text"] for p in doc_passages], tokenize=tokenize, joiner=joiner
-            )
-            records.append(
-                {
-                    "doc_id": doc_id,
-                    "chunker": chunker,
-                    "bleu": result.score,
-                    "signature": result.signature,
-                }
-            )
-    return records
+from hope.pipeline.bleu_step import DEFAULT_OUTPUT, bleu_scores
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -1,0 +1,60 @@
+"""The work of the DVC stage in ``hope.stages.labelled_data_stage``,
+shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
+
+DVC stage ``labelled_data``: the labelled benchmark's corpora and questions, copied and checked.
+
+Copies ``corpora/<name>.md`` for every corpus in params.yaml ``labelled.corpora``,
+``questions.jsonl`` and the licence from ``labelled.source`` (a folder in the format of Chroma's
+general evaluation set, by default ``../shared/benchmarks/chroma-general-eval``) into ``--out``,
+so that the files the benchmark reads are DVC-tracked outputs with their hashes in dvc.lock. Every
+file must match its sha256 in ``labelled.checksums``: a missing source, a missing file or a
+different checksum is an error naming the file, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hope.pipeline.stage_support import StageOutput
+
+LICENCE = "LICENSE"
+
+QUESTIONS = "questions.jsonl"
+
+
+def source_files(corpora: Sequence[str]) -> list[str]:
+    """The files the benchmark needs, relative to the source folder."""
+    return [*(f"corpora/{name}.md" for name in corpora), QUESTIONS, LICENCE]
+
+
+def copy_labelled_data(labelled: Mapping[str, Any], base: Path, out: Path) -> StageOutput:
+    """The checked files under ``out``; ``labelled.source`` is relative to ``base`` (the
+    repository root) unless absolute."""
+    source = Path(labelled["source"])
+    source = source if source.is_absolute() else base / source
+    if not source.is_dir():
+        raise FileNotFoundError(
+            f"labelled.source {labelled['source']}: no such folder (the labelled benchmark is "
+            "read from a local copy of Chroma's general evaluation set)"
+        )
+    checksums: Mapping[str, str] = labelled.get("checksums") or {}
+    files: dict[Path, str] = {}
+    for relative in source_files(labelled["corpora"]):
+        path = source / relative
+        if not path.is_file():
+            raise FileNotFoundError(f"labelled.source: {path} is missing")
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        expected = checksums.get(relative)
+        if expected is None:
+            raise ValueError(f"labelled.checksums has no sha256 for {relative}")
+        if digest != expected:
+            raise ValueError(f"{path}: sha256 {digest} differs from labelled.checksums {expected}")
+        files[out / relative] = data.decode("utf-8")
+    return StageOutput(
+        files=files,
+        message=f"{len(labelled['corpora'])} corpora and their questions -> {out} (sha256 checked)",
+    )

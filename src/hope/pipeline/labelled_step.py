@@ -1,0 +1,144 @@
+"""The work of the DVC stage in ``hope.stages.labelled_stage``,
+shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
+
+DVC stage ``labelled``: does HOPE pick the chunker that retrieves best? (issue #18)
+
+Reads the labelled corpora and questions that ``labelled_data`` copied (``--data``) and params.yaml
+``labelled:`` (``hope.labelled.benchmark.BenchmarkSettings``: corpora, chunkers, k, budget, HOPE
+profiles and sizes; the ``sample`` experiment's slice by default, ``experiment=labelled`` the
+whole 2-core benchmark). For every chunker on every corpus: labelled retrieval, the cheap
+baselines, BLEU and HOPE; then Kendall τ and pairwise agreement of each label-free score with
+the labelled measures, per corpus and pooled (``hope.labelled.convergent``). Writes
+
+* ``results.json``: everything, per question and per item (no time, host or path);
+* ``chunkers.csv``: one row per (corpus, chunker), the data of the DVC plot;
+* ``metrics.json``: τ per labelled target, corpus (and ``pooled``) and score, for
+  ``dvc metrics show`` and ``dvc exp show``;
+
+and logs an MLflow run beside the HOPE runs (params.yaml ``tracking:``), a child per chunker.
+Score columns: ``hope`` and the sub-metrics are the first profile's; another profile's carry its
+name (``hope_robust``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hope.baselines import CARDS
+from hope.core.io import read_params, without_run_timings
+from hope.labelled.benchmark import BenchmarkSettings
+from hope.labelled.convergent import HOPE_METRICS, TARGETS, strip_private
+from hope.labelled.measures import MEASURES
+
+SETTINGS_KEYS = tuple(BenchmarkSettings.model_fields)
+
+
+def benchmark_settings(labelled: Mapping[str, Any]) -> BenchmarkSettings:
+    """params.yaml ``labelled:`` less the data keys (``source``, ``checksums``), validated."""
+    from hope.core.hope_settings import validated
+
+    return validated(
+        BenchmarkSettings,
+        {k: v for k, v in labelled.items() if k in SETTINGS_KEYS},
+        "params.yaml labelled",
+    )
+
+
+def column(score: str, primary: str) -> str:
+    """``hope[paper]`` -> ``hope`` for the first profile, ``hope_robust`` for another."""
+    if "[" not in score:
+        return score
+    metric, profile = score[:-1].split("[", 1)
+    return metric if profile == primary else f"{metric}_{profile}"
+
+
+def chunker_rows(report: Mapping[str, Any], profiles: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per (corpus, chunker): sizes, labelled means, BLEU, baselines, HOPE per profile.
+    ``doc_id`` and ``domain`` are the corpus, as in the HOPE runs' tables."""
+    rows = []
+    for corpus, entry in report["corpora"].items():
+        for chunker, cell in entry["chunkers"].items():
+            row: dict[str, Any] = {
+                "doc_id": corpus,
+                "domain": corpus,
+                "chunker": chunker,
+                "n_passages": cell["n_passages"],
+                "mean_chars": round(cell["mean_chars"], 1),
+            }
+            labelled = cell.get("labelled") or {}
+            row.update({m: (labelled.get(m) or {}).get("mean") for m in MEASURES})
+            row["bleu"] = cell["bleu"]
+            row.update({name: cell["baselines"][name] for name in CARDS})
+            for profile in profiles:
+                record = cell["hope"].get(profile) or {}
+                for metric in HOPE_METRICS:
+                    value = record.get(metric) if record.get("status") == "ok" else None
+                    row[column(f"{metric}[{profile}]", profiles[0])] = value  # profiles: >= 1
+            rows.append(row)
+    return rows
+
+
+def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
+    """``{"tau_<target>": {"pooled" | corpus: {score column: τ}}, "usage": {"requests": n, ...}}``
+    (the usage of a cold run, as in the other stages' summaries)."""
+    metrics: dict[str, Any] = {}
+    for target in TARGETS:
+        block: dict[str, dict[str, float]] = {}
+        pooled = (report.get("pooled") or {}).get(target) or {}
+        if pooled:
+            block["pooled"] = {column(s, primary): c["tau"] for s, c in pooled.items()}
+        for corpus, entry in report["corpora"].items():
+            cells = ((entry.get("validity") or {}).get(target) or {}).get("scores") or {}
+            if cells:
+                block[corpus] = {column(s, primary): c["tau"] for s, c in cells.items()}
+        metrics[f"tau_{target}"] = block
+    metrics["usage"] = {
+        "requests": report.get("llm_requests", 0),
+        "cache_hits": report.get("llm_cache_hits", 0),
+    }
+    return metrics
+
+
+def usage_by_chunker(report: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """Each chunker's LLM usage (``llm`` of its HOPE runs, summed over corpora and profiles)."""
+    usage: dict[str, dict[str, float]] = {}
+    for entry in report["corpora"].values():
+        for chunker, cell in entry["chunkers"].items():
+            totals = usage.setdefault(chunker, {})
+            for record in cell["hope"].values():
+                for key, value in (record.get("llm") or {}).items():
+                    totals[key] = totals.get(key, 0) + value
+    return usage
+
+
+def run_labelled_stage(
+    params_path: Path, data_dir: Path, out_dir: Path, conf_dir: Path, cache_path: str | None
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, float]]:
+    """(report, rows, metrics, timings) of the benchmark that params.yaml ``labelled:`` sets."""
+    from hope.cli.labelled_command import build_embedder
+    from hope.labelled.benchmark import run_benchmark
+    from hope.models.factory import open_cache
+
+    settings = benchmark_settings(read_params(params_path)["labelled"])
+    embedder = build_embedder(settings.embedder)
+    timings: dict[str, float] = {}
+
+    def log(message: str) -> None:
+        print(f"labelled: {message}", file=sys.stderr, flush=True)
+
+    report = run_benchmark(
+        settings,
+        data_dir,
+        conf_dir,
+        embedder,
+        cache=open_cache(cache_path),
+        cache_path=cache_path,
+        timings=timings,
+        log=log,
+    )
+    report = without_run_timings(strip_private(report))
+    primary = settings.profiles[0] if settings.profiles else ""
+    return report, chunker_rows(report, settings.profiles), tau_metrics(report, primary), timings
