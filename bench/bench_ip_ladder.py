@@ -41,8 +41,9 @@ from bench_validity import REDUCED, _names, build_ladders, controls, load_docume
 from hope.core.metrics import equations as scoring
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.packaged_configs import compose_config
 from hope.core.result import _nan_to_none
-from hope.models.factory import build_from_config, compose_config
+from hope.models.factory import build_from_config
 from hope.models.llm import Usage, usage_scope
 from hope.validity import ladder_stats as stats
 from hope.validity.ladder import DEGRADED, RUNGS

@@ -124,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     from hope.cli.labelled_command import build_embedder
-    from hope.models.factory import compose_config, open_cache
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import open_cache
 
     settings = BenchmarkSettings(
         corpora=args.corpora.split(","),

@@ -37,10 +37,11 @@ from hope.core.evaluator import HopeEvaluator
 from hope.core.io import write_json_atomic
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.packaged_configs import compose_config
 from hope.core.result import _nan_to_none
 from hope.corpora import get_adapter
 from hope.corpora.corpus_config import load_params, resolve_source
-from hope.models.factory import build_from_config, compose_config
+from hope.models.factory import build_from_config
 from hope.models.llm import LLMCallError, Usage, usage_scope
 from hope.pipeline.download_step import run_download
 from hope.pipeline.prepare_step import select_documents

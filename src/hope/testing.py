@@ -252,7 +252,7 @@ class FakeChatClient(LazyOpenAIClient):
     def __init__(
         self, responder: Callable[[dict[str, Any]], str] = schema_responder, max_retries: int = 0
     ):
-        from hope.models.llm import LLMSettings
+        from hope.models.llm_settings import LLMSettings
 
         self.transport = FakeTransport(responder)
         settings = LLMSettings(model="fake", max_retries=max_retries)

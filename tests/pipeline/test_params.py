@@ -105,9 +105,9 @@ def _write(params: dict, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_path):
     from hope.core.hope_settings import HopeSettings
+    from hope.core.packaged_configs import compose_config
     from hope.corpora import DOMAINS
     from hope.corpora.corpus_config import load_params, resolve_source, target_count
-    from hope.models.factory import compose_config
     from hope.pipeline.chunk_step import chunker_names_from_params
     from hope.pipeline.labelled_step import benchmark_settings as labelled_settings
     from hope.pipeline.score_step import config_overrides
@@ -141,7 +141,7 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
-    from hope.models.factory import compose_config
+    from hope.core.packaged_configs import compose_config
     from hope.pipeline.score_step import config_overrides
 
     run = compose([f"experiment={name}"])
@@ -174,7 +174,7 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hope.models.factory import compose_config
+    from hope.core.packaged_configs import compose_config
     from hope.pipeline.score_step import config_overrides
 
     conf = tmp_path / "conf"

@@ -8,7 +8,7 @@ import pytest
 
 from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-from hope.models.openai_client import BackendError
+from hope.models.model_errors import BackendError
 from hope.rag.clients import RAGAS_CACHE_NAMESPACE
 from hope.rag.rag_config import METRIC_NAMES
 from hope.stages import questions_stage, rag_stage

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from hope.models.embeddings import Embedder
-from hope.models.llm import ChatLLM, LLMSettings
+from hope.models.llm import ChatLLM
+from hope.models.llm_settings import LLMSettings
 from hope.testing import FakeTransport, api_status_error, schema_responder
 
 

@@ -15,8 +15,9 @@ from pydantic import BaseModel
 from hope.cli.hope_command import main
 from hope.core.response_cache import ResponseCache
 from hope.models.embeddings import OpenAIEmbedder
-from hope.models.llm import ATTEMPT_NAMESPACE, CACHE_NAMESPACE, ChatLLM, LLMSettings
-from hope.models.openai_client import BackendError, classify_error, redact
+from hope.models.llm import ATTEMPT_NAMESPACE, CACHE_NAMESPACE, ChatLLM
+from hope.models.llm_settings import LLMSettings
+from hope.models.model_errors import BackendError, classify_error, redact
 from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.testing import FakeTransport, SimulatedServer, api_status_error
 from tests.unit.score_files import write_score_inputs

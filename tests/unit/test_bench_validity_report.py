@@ -78,7 +78,7 @@ def _write(bench_validity, tmp_path: Path, records: list[dict]) -> dict:
     from omegaconf import OmegaConf
 
     from hope.core.hope_settings import HopeSettings, validated
-    from hope.models.factory import compose_config
+    from hope.core.packaged_configs import compose_config
 
     cfg = compose_config(["hope=paper"])
     settings = validated(HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "t", "hope")

@@ -16,9 +16,10 @@ import pytest
 
 import hope
 from hope.cli.hope_command import main
+from hope.core.packaged_configs import compose_config
 from hope.core.prompts.response_schemas import AnswerResponse
 from hope.core.response_cache import ResponseCache
-from hope.models.factory import build_llm, compose_config, llm_endpoint
+from hope.models.factory import build_llm, llm_endpoint
 from hope.models.llm import CACHE_NAMESPACE
 from hope.testing import SimulatedServer
 from tests.unit.score_files import write_score_inputs

@@ -7,7 +7,7 @@ from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from hope.core.hope_settings import HopeSettings, load_profile
-from hope.models.factory import compose_config
+from hope.core.packaged_configs import compose_config
 from hope.models.llm import ChatLLM
 
 

@@ -10,8 +10,9 @@ import pytest
 
 from hope.core.prompts.response_schemas import AnswerResponse
 from hope.core.response_cache import ResponseCache
-from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
-from hope.models.openai_client import BackendError
+from hope.models.llm import ChatLLM, LLMCallError
+from hope.models.llm_settings import LLMSettings
+from hope.models.model_errors import BackendError
 from hope.testing import FakeTransport, api_status_error
 
 MESSAGES = [{"role": "user", "content": "What?"}]

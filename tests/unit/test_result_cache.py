@@ -141,7 +141,8 @@ def test_code_fingerprint_covers_sources_and_prompts():
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_build_evaluator_follows_cache_reuse_results(reuse, tmp_path):
-    from hope.models.factory import build_evaluator, compose_config
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import build_evaluator
 
     cfg = compose_config(["llm=openai", "embedder=hashing", f"cache.path={tmp_path / 'c.sqlite'}"])
     OmegaConf.update(cfg, "cache.reuse_results", reuse)

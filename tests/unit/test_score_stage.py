@@ -6,8 +6,9 @@ import json
 import pytest
 import yaml
 
+from hope.core.stage_records import group_passages
 from hope.pipeline.score_step import config_overrides
-from hope.stages.score_stage import group_passages, main
+from hope.stages.score_stage import main
 from hope.testing import SimulatedServer
 
 DOCS = [
@@ -153,7 +154,8 @@ def test_on_result_sees_each_pair_as_it_finishes_and_replaces_its_result(tmp_pat
     import asyncio
 
     from hope.core.evaluator import HopeEvaluator
-    from hope.models.factory import build_from_config, compose_config
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import build_from_config
     from hope.pipeline.score_step import score_pairs
 
     with SimulatedServer(latency_s=0.0) as server:
@@ -281,7 +283,8 @@ def _evidence_with_finish_order(tmp_path, base_url, delays):
     import asyncio
 
     from hope.core.evaluator import HopeEvaluator
-    from hope.models.factory import build_from_config, compose_config
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import build_from_config
     from hope.pipeline.score_step import EvidenceStream, score_pairs
 
     tmp_path.mkdir()

@@ -17,8 +17,9 @@ import pytest
 from hope.core.prompts.response_schemas import AnswerResponse
 from hope.core.response_cache import ResponseCache
 from hope.models.factory import build_llm, llm_endpoint
-from hope.models.llm import ChatLLM, LLMSettings, response_format
-from hope.models.openai_client import BackendError
+from hope.models.llm import ChatLLM, response_format
+from hope.models.llm_settings import LLMSettings
+from hope.models.model_errors import BackendError
 from hope.models.server_pool import ServerPool, ServerPoolSettings
 from hope.testing import FakeTransport, SimulatedServer, api_status_error, schema_responder
 
@@ -167,7 +168,7 @@ def test_bad_server_lists_are_named_errors():
 def test_a_list_from_hydra_has_the_cache_identity_of_one_server():
     from hydra.utils import instantiate
 
-    from hope.models.factory import compose_config
+    from hope.core.packaged_configs import compose_config
 
     cfg = compose_config(
         ["llm=vllm", "llm.base_url=[http://gpu1:8000/v1,http://gpu2:8000/v1]", "cache.path=off"]

@@ -12,7 +12,8 @@ import pytest
 from hope.analysis.paper import INDICATORS
 from hope.core.prompts.response_schemas import AnswerResponse
 from hope.core.response_cache import ResponseCache
-from hope.models.llm import ChatLLM, LLMCallError, LLMSettings
+from hope.models.llm import ChatLLM, LLMCallError
+from hope.models.llm_settings import LLMSettings
 from hope.testing import FakeTransport, api_status_error
 from hope.tracking.layout import CHILD_SCORES, CHILD_USAGE, RAG_INDICATORS, chunker_metrics
 from hope.tracking.prompt_registry import mlflow_template

@@ -50,7 +50,8 @@ def _export(args: argparse.Namespace) -> int:
     from hydra.utils import instantiate
 
     from hope.core.hope_settings import HopeSettings
-    from hope.models.factory import compose_config, open_cache
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import open_cache
     from hope.pipeline.batch_engine import ReadOnlyCache, export_round
 
     documents, passages = _pairs(args)
@@ -76,7 +77,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from hope.models.factory import compose_config, open_cache
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import open_cache
     from hope.pipeline.batch_engine import import_results
 
     cfg = compose_config(args.overrides)

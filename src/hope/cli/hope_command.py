@@ -20,7 +20,8 @@ from hope.core.result import NothingScoredError, check_something_scored
 
 
 def _score(args: argparse.Namespace) -> int:
-    from hope.models.factory import build_evaluator, compose_config
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import build_evaluator
 
     document = read_text(args.document, "document")
     passages, ids = read_passages_jsonl(args.passages)
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    from hope.models.openai_client import BackendError
+    from hope.models.model_errors import BackendError
     from hope.models.preflight import BACKEND_EXIT_CODE
 
     try:

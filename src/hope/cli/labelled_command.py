@@ -39,7 +39,8 @@ def build_embedder(name: str):
     """An embedder of the packaged ``embedder`` config group (minilm, hashing, openai, ...)."""
     from hydra.utils import instantiate
 
-    from hope.models.factory import compose_config, open_cache
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import open_cache
 
     cfg = compose_config([f"embedder={name}"])
     return instantiate(cfg.embedder, cache=open_cache(cfg.cache.path))

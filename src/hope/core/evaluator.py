@@ -1,10 +1,10 @@
-"""Scoring one document's passages with HOPE: the public Python API.
+"""Scoring one document's passages with HOPE: the evaluator, its models injected.
 
-    from hope import evaluate
-    result = evaluate(document_text, passages)          # embedded SmolLM2 + MiniLM, paper profile
+    from hope import evaluate                   # builds the offline defaults (hope/__init__.py)
+    result = evaluate(document_text, passages)  # embedded SmolLM2 + MiniLM, paper profile
     result.hope, result.passages[0]["concept_unity"]["statements"]
 
-Models are injected (any ChatLLM and Embedder); without them the offline defaults are built.
+Models are injected (any ``ChatModel`` and ``Embedder`` of ``hope.core.model_interface``).
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ from typing import Any
 import numpy as np
 
 from hope.core import result_cache
-from hope.core.hope_settings import HopeSettings, load_profile
+from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import equations as scoring
 from hope.core.metrics.concept_unity import ConceptUnity
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
 from hope.core.metrics.semantic_independence import SemanticIndependence
+from hope.core.model_interface import ChatModel, Embedder, Usage, usage_scope
 from hope.core.response_cache import ResponseCache
 from hope.core.result import METRICS, HopeResult, MetricCount
 from hope.core.seeding import derive_seed
-from hope.models.embeddings import Embedder
-from hope.models.llm import ChatLLM, Usage, usage_scope
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ class HopeEvaluator:
 
     def __init__(
         self,
-        llm: ChatLLM,
+        llm: ChatModel,
         embedder: Embedder,
         settings: HopeSettings,
         *,
@@ -318,30 +317,4 @@ def _count(records: list[dict[str, Any]]) -> MetricCount:
     return MetricCount(total=len(records), scored=len(records) - failed, failed=failed)
 
 
-def evaluate(
-    document: str,
-    passages: Sequence[str],
-    passage_ids: Sequence[str] | None = None,
-    *,
-    llm: ChatLLM | None = None,
-    embedder: Embedder | None = None,
-    settings: HopeSettings | str = "paper",
-    cache_path: str | None = None,
-) -> HopeResult:
-    """Score ``passages`` (a chunking of ``document``) with HOPE.
-
-    ``settings`` is a HopeSettings or a profile name. Missing models are the offline defaults:
-    the embedded SmolLM2 server and the packaged MiniLM, sharing the cache at ``cache_path``.
-    """
-    from hope.models.factory import default_embedder, default_llm, open_cache
-
-    if isinstance(settings, str):
-        settings = load_profile(settings)
-    if llm is None or embedder is None:
-        cache = open_cache(cache_path)
-        llm = llm or default_llm(cache)
-        embedder = embedder or default_embedder(cache)
-    return HopeEvaluator(llm, embedder, settings).evaluate(document, passages, passage_ids)
-
-
-__all__ = ["METRICS", "HopeEvaluator", "InputError", "evaluate"]
+__all__ = ["METRICS", "HopeEvaluator", "InputError"]

@@ -144,7 +144,7 @@ def load_profile(name: str, **overrides) -> HopeSettings:
     """
     from omegaconf import OmegaConf
 
-    from hope.models.factory import packaged_config
+    from hope.core.packaged_configs import packaged_config
 
     merged = OmegaConf.merge(packaged_config("hope", name), overrides)
     return validated(HopeSettings, OmegaConf.to_container(merged, resolve=True), name, "hope")

@@ -206,7 +206,8 @@ def build_hope(
 
     from hope.core.evaluator import HopeEvaluator
     from hope.core.hope_settings import HopeSettings
-    from hope.models.factory import compose_config, open_cache
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import open_cache
 
     try:
         cfg = compose_config(hope_overrides(profile, settings))
@@ -251,7 +252,7 @@ async def score_corpus_hope(
     """Every chunking of one corpus at once: identical requests (the shared IP segments) are sent
     once, and the single-slot server is never idle. A chunking whose evaluation raises is recorded
     as failed with its reason and excluded, never scored; a backend that cannot answer stops."""
-    from hope.models.openai_client import BackendError
+    from hope.models.model_errors import BackendError
 
     async def one(name: str, texts: list[str]) -> tuple[str, dict[str, Any]]:
         try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from hope.core.metrics.similarity import snap_to_grid
+from hope.core.model_interface import Embedder
 from hope.core.response_cache import ResponseCache
 
 # v2: sentence-transformers vectors are computed one text at a time (no batch padding); vectors
@@ -67,14 +67,6 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
         matrix = matrix[None, :]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms > 0, norms, 1.0)
-
-
-class Embedder(ABC):
-    identity: str
-
-    @abstractmethod
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Return an array of shape (len(texts), dim) with unit-length rows."""
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -176,7 +168,7 @@ class OpenAIEmbedder(Embedder):
         """One /embeddings request; a backend that cannot serve it (``classify_error``: fatal,
         or transient past the client's retries) raises BackendError naming URL and model.
         Nothing of the embedder is cached as failed."""
-        from hope.models.openai_client import BackendError, classify_error, error_reason, redact
+        from hope.models.model_errors import BackendError, classify_error, error_reason, redact
 
         try:
             response = (client or self._client).embeddings.create(model=self.model, input=batch)

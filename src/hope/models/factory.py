@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hope.core.packaged_configs import packaged_config
 from hope.core.response_cache import ResponseCache
 from hope.models.embedded_server import EmbeddedServer
 from hope.models.embeddings import (
@@ -17,7 +18,8 @@ from hope.models.embeddings import (
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
 )
-from hope.models.llm import ChatLLM, LLMSettings
+from hope.models.llm import ChatLLM
+from hope.models.llm_settings import LLMSettings
 from hope.models.openai_client import LazyOpenAIClient
 
 DEFAULT_CACHE = Path(".cache") / "hope" / "cache.sqlite"
@@ -171,30 +173,6 @@ def default_llm(cache: ResponseCache | None = None) -> ChatLLM:
 
 def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:
     return build_embedder(cache=cache)
-
-
-def compose_config(overrides: list[str], config_name: str = "score"):
-    """The packaged ``hope.conf`` config (``score`` by default) with Hydra overrides applied."""
-    from hydra import compose, initialize_config_module
-
-    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
-        return compose(config_name=config_name, overrides=overrides)
-
-
-def packaged_config(group: str, name: str):
-    """Option ``name`` of the packaged group ``group`` (hope, llm, embedder), composed by Hydra;
-    a ValueError that lists the options when there is no such option. Interpolations such as
-    ``${oc.env:...}`` stay unresolved until the caller resolves them."""
-    from hydra import compose, initialize_config_module
-    from hydra.core.global_hydra import GlobalHydra
-    from omegaconf import OmegaConf
-
-    with initialize_config_module(config_module="hope.conf", version_base="1.3"):
-        options = GlobalHydra.instance().config_loader().get_group_options(group)
-        if name not in options:
-            raise ValueError(f"no packaged {group} config {name!r}; available: {options}")
-        node = compose(config_name=None, overrides=[f"+{group}={name}"])[group]
-    return OmegaConf.create(OmegaConf.to_container(node))  # detached, open to new keys
 
 
 def build_from_config(cfg) -> tuple[Any, Any, Any]:

@@ -13,25 +13,24 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 
+from hope.core.model_interface import LLMCallError, StructuredResponse, Usage, usage_scope
 from hope.core.response_cache import ResponseCache, content_key
 from hope.core.seeding import derive_seed
-from hope.models.openai_client import (
+from hope.models.llm_settings import LLMSettings
+from hope.models.model_errors import (
     BackendError,
-    LazyOpenAIClient,
     MissingEndpointError,
-    attempt_observer,
     classify_error,
     error_reason,
 )
-from hope.models.server_pool import ServerPoolSettings
+from hope.models.openai_client import LazyOpenAIClient, attempt_observer
 
 CACHE_NAMESPACE = "chat"
 # Answers that arrived but failed their schema or validation, by request and attempt: a rerun after
@@ -42,101 +41,6 @@ ATTEMPT_NAMESPACE = "chat-invalid"
 # content-bound one (400 for a prompt longer than the context, ...) is cached, as it fails again.
 # Caches written before that rule may hold fatal statuses as failures: they are not believed.
 _FATAL_CACHED = re.compile(r"^HTTP (401|403|404|407)\b")
-
-
-class LLMSettings(BaseModel):
-    """How to reach a chat model. ``base_url=None`` means the embedded server supplies it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str
-    base_url: str | list[str] | None = Field(
-        default=None,
-        description="one server, or a list of servers of the same model that requests are spread "
-        "over (hope.models.server_pool); no URL enters the cache keys (factory.llm_identity)",
-    )
-    api_key_env: str | None = Field(
-        default=None, description="name of the environment variable holding the API key"
-    )
-    concurrency: int = Field(default=4, ge=1, description="requests in flight per server")
-    timeout_s: float = Field(default=120.0, gt=0, description="per attempt")
-    max_retries: int = Field(
-        default=4,
-        ge=0,
-        description="further attempts: the openai client's on network faults (backoff, "
-        "Retry-After), and ours, with new seeds, on answers that fail their schema",
-    )
-    max_tokens: int = Field(default=512, ge=1)
-    strict_schema: bool = True
-    send_seed: bool = True
-    extra_body: dict[str, Any] = Field(
-        default_factory=dict, description="backend-specific request fields, sent as given"
-    )
-    pool: ServerPoolSettings = Field(default_factory=ServerPoolSettings)
-
-    @field_validator("base_url", mode="before")
-    @classmethod
-    def _server_list(cls, value: Any) -> Any:
-        if value is None or isinstance(value, str):
-            return value
-        urls = list(value)  # a Hydra ListConfig too
-        if not urls or not all(isinstance(url, str) and url for url in urls):
-            raise ValueError(f"llm.base_url: expected a URL or a non-empty list of them: {urls}")
-        if len(set(urls)) != len(urls):
-            raise ValueError(f"llm.base_url lists a server twice: {urls}")
-        return urls
-
-    @property
-    def servers(self) -> list[str]:
-        """The configured server URLs (empty when the embedded server supplies one)."""
-        if self.base_url is None:
-            return []
-        return [self.base_url] if isinstance(self.base_url, str) else list(self.base_url)
-
-    @property
-    def total_concurrency(self) -> int:
-        """Requests in flight over all servers: ``concurrency`` per server."""
-        return self.concurrency * max(1, len(self.servers))
-
-
-@dataclass
-class Usage:
-    requests: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    latency_s: float = 0.0
-    retries: int = 0
-    invalid_responses: int = 0
-    failures: int = 0
-    # Failures from an overloaded or unreachable server: not cached, so a rerun asks again.
-    transient_failures: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# The usage of the evaluation running in this context (tasks inherit it), beside the client's total.
-usage_scope: ContextVar[Usage | None] = ContextVar("hope_usage_scope", default=None)
-
-
-class LLMCallError(RuntimeError):
-    """A request that still failed after its retries (or failed in a way retrying cannot fix)."""
-
-    def __init__(self, reason: str, *, attempts: int):
-        super().__init__(reason)
-        self.reason = reason
-        self.attempts = attempts
-
-
-@dataclass
-class StructuredResponse:
-    value: BaseModel
-    raw: str
-    cached: bool
-    attempts: int
-    seed_used: int | None
-    temperature_used: float
 
 
 @dataclass

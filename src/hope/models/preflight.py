@@ -4,7 +4,7 @@ that the backend can answer at all.
 The LLM gets a one-token chat completion (``LazyOpenAIClient.preflight``), a remote embedder one
 short text (``OpenAIEmbedder.preflight``), each with at most two retries. Connection refused, DNS
 failure, 401, 403, 404 (and, for the preflight only, 5xx or timeouts past those retries) raise
-``hope.models.openai_client.BackendError``, whose message names the base URL and the model (never
+``hope.models.model_errors.BackendError``, whose message names the base URL and the model (never
 the key); ``hope score``, ``hope-run`` and the DVC stages turn it into exit status
 ``BACKEND_EXIT_CODE`` with nothing written. The check is lazy: a fully cached run sends nothing,
 not even the preflight, so it still runs with the backend offline. ``HOPE_PREFLIGHT=0`` skips it.

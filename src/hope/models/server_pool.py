@@ -35,11 +35,12 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hope.models.model_errors import ErrorKind, classify_error
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Failure = Literal["server_down", "transient", "content"]
-ErrorKind = str  # "fatal" | "transient" | "content": hope.models.openai_client.classify_error
 
 _INITIAL_DELAY_S = 0.5
 _MAX_DELAY_S = 8.0
@@ -63,12 +64,6 @@ class ServerPoolSettings(BaseModel):
         description="transient faults (5xx, 429, timeouts) in a row that take a server out; a "
         "refused connection takes it out at once",
     )
-
-
-def _classify_error(exc: BaseException) -> ErrorKind:
-    from hope.models.openai_client import classify_error
-
-    return classify_error(exc)
 
 
 class NoServerError(RuntimeError):
@@ -112,7 +107,7 @@ class ServerPool:
         *,
         concurrency: int,
         settings: ServerPoolSettings | None = None,
-        classify: Callable[[BaseException], ErrorKind] = _classify_error,
+        classify: Callable[[BaseException], ErrorKind] = classify_error,
         clock: Callable[[], float] = time.monotonic,
     ):
         if not urls:

@@ -17,7 +17,7 @@ import hydra
 from omegaconf import DictConfig
 
 from hope.core.result import NothingScoredError
-from hope.models.openai_client import BackendError
+from hope.models.model_errors import BackendError
 from hope.models.preflight import BACKEND_EXIT_CODE
 from hope.pipeline import CONF_DIR
 from hope.pipeline.run import run

@@ -67,7 +67,7 @@ def run_stage(
 ) -> int:
     """A stage's ``main``: a bad input (one of ``errors``) is one line on stderr and exit 1 with
     nothing written; otherwise every file is written atomically and the message printed."""
-    from hope.models.openai_client import BackendError
+    from hope.models.model_errors import BackendError
     from hope.models.preflight import BACKEND_EXIT_CODE
 
     started = time.perf_counter()

@@ -18,7 +18,7 @@ import numpy as np
 
 from hope.core.response_cache import ResponseCache, content_key
 from hope.models.embeddings import Embedder
-from hope.models.openai_client import BackendError, classify_error, error_reason
+from hope.models.model_errors import BackendError, classify_error, error_reason
 
 # ragas reports usage to a remote service unless told not to; this project runs offline.
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -97,7 +97,7 @@ class CachingChatClient:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.latency_s = 0.0
-        # A fatal error of the backend (hope.models.openai_client.classify_error): ragas turns
+        # A fatal error of the backend (hope.models.model_errors.classify_error): ragas turns
         # exceptions into NaN scores, so it is kept here and raised again at once for every
         # later request, and the callers look for it (``backend_error_in``) to stop the run.
         self.fatal: BackendError | None = None

@@ -29,7 +29,7 @@ from hope.core.prompting import Prompt, load_prompt
 from hope.core.seeding import derive_seed
 from hope.core.text import split_sentences
 from hope.models.llm import ChatLLM, LLMCallError
-from hope.models.openai_client import backend_error_in
+from hope.models.model_errors import backend_error_in
 from hope.rag import gates
 from hope.rag.offline_tiktoken import ensure_cl100k_offline
 

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hope.core.hope_settings import ConfigError, validated
 from hope.core.io import read_params
-from hope.models.factory import ModelEndpoint, llm_endpoint, packaged_config
+from hope.core.packaged_configs import packaged_config
+from hope.models.factory import ModelEndpoint, llm_endpoint
 
 METRIC_NAMES = (
     "answer_correctness",

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hope.core.concurrency import gather_bounded
-from hope.models.openai_client import backend_error_in
+from hope.models.model_errors import backend_error_in
 from hope.rag import span_recall
 from hope.rag.rag_config import METRIC_NAMES, RagasConfig
 

@@ -28,7 +28,7 @@ from hope.pipeline.labelled_step import run_labelled_stage, usage_by_chunker
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hope.models.openai_client import BackendError
+    from hope.models.model_errors import BackendError
     from hope.models.preflight import BACKEND_EXIT_CODE
     from hope.pipeline.stage_support import stage_parser
 

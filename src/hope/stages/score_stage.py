@@ -39,7 +39,7 @@ from hope.pipeline.score_step import (
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hope.models.openai_client import BackendError
+    from hope.models.model_errors import BackendError
     from hope.models.preflight import BACKEND_EXIT_CODE
 
     try:
@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    from hope.models.factory import build_evaluator, compose_config
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import build_evaluator
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", default="data/prepared/documents.jsonl")

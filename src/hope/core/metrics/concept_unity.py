@@ -41,8 +41,8 @@ from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import equations as scoring
 from hope.core.metrics.eval_context import EvalContext, text_digest
 from hope.core.metrics.request_plan import PlannedRequest
+from hope.core.model_interface import LLMCallError
 from hope.core.prompts.response_schemas import critic_model, qa_pairs_model, statements_model
-from hope.models.llm import LLMCallError
 
 NAME = "concept_unity"
 

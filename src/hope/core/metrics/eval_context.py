@@ -12,11 +12,10 @@ from pydantic import BaseModel
 
 from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import equations as scoring
+from hope.core.model_interface import ChatModel, Embedder, StructuredResponse
 from hope.core.prompting import Prompt, load_prompt
 from hope.core.result import Failure
 from hope.core.seeding import derive_seed
-from hope.models.embeddings import Embedder
-from hope.models.llm import ChatLLM, StructuredResponse
 
 
 def text_digest(text: str) -> str:
@@ -25,7 +24,7 @@ def text_digest(text: str) -> str:
 
 @dataclass
 class EvalContext:
-    llm: ChatLLM
+    llm: ChatModel
     embedder: Embedder
     settings: HopeSettings
     progress: Any | None = None

@@ -49,9 +49,9 @@ from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import equations as scoring
 from hope.core.metrics.eval_context import EvalContext, format_passages, text_digest
 from hope.core.metrics.request_plan import PlannedRequest
+from hope.core.model_interface import LLMCallError
 from hope.core.prompts.response_schemas import ChoiceResponse, QuadrupleResponse, SupportResponse
 from hope.core.text import split_sentences
-from hope.models.llm import LLMCallError
 
 NAME = "information_preservation"
 LETTERS = ("A", "B", "C", "D")
