@@ -37,6 +37,7 @@ test-fast: setup
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 format: setup
 	$(BIN)/ruff check --fix src tests bench

@@ -123,8 +123,8 @@ def save(report: dict[str, Any], path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
-    from hope.cli.labelled_command import build_embedder
     from hope.core.packaged_configs import compose_config
+    from hope.models.factory import embedder_preset as build_embedder
     from hope.models.factory import open_cache
 
     settings = BenchmarkSettings(

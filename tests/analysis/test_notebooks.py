@@ -9,6 +9,7 @@ import sys
 import nbformat
 import pytest
 
+from hope.pipeline import notebooks_step as notebooks_work
 from hope.stages import notebooks_stage as runner
 
 from .synthetic import make_tables, write_tables
@@ -20,7 +21,7 @@ def notebook(repo_root):
 
 
 def test_script_converts_without_outputs_and_has_parameters(notebook):
-    nb = runner.load_notebook(notebook)
+    nb = notebooks_work.load_notebook(notebook)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.outputs == [] and c.execution_count is None for c in code)
     params = next(c for c in code if "parameters" in c.metadata.get("tags", []))
@@ -34,7 +35,7 @@ def test_notebook_without_parameters_cell_is_refused(tmp_path):
     source = tmp_path / "bare.py"
     source.write_text("# %%\nx = 1\n")
     with pytest.raises(ValueError, match="no cell tagged 'parameters'"):
-        runner.load_notebook(source)
+        notebooks_work.load_notebook(source)
 
 
 def test_parse_parameter_reads_yaml_values():
@@ -48,17 +49,17 @@ def test_parse_parameter_reads_yaml_values():
 def test_kernel_spec_for_this_interpreter_is_temporary(monkeypatch, tmp_path):
     from jupyter_client.kernelspec import KernelSpecManager
 
-    monkeypatch.setattr(runner, "KERNEL_NAME", "no-such-kernel-for-hope-tests")
+    monkeypatch.setattr(notebooks_work, "KERNEL_NAME", "no-such-kernel-for-hope-tests")
     before = os.environ.get("JUPYTER_PATH")
-    with runner.resolve_kernel() as name:
-        assert name == runner.TEMP_KERNEL_NAME
+    with notebooks_work.resolve_kernel() as name:
+        assert name == notebooks_work.TEMP_KERNEL_NAME
         spec = KernelSpecManager().get_kernel_spec(name)
         assert spec.argv[0] == sys.executable
     assert os.environ.get("JUPYTER_PATH") == before
-    with runner.resolve_kernel("given") as name:
+    with notebooks_work.resolve_kernel("given") as name:
         assert name == "given"
-    assert runner._runs_this_python(["python", "-m", "ipykernel_launcher"])
-    assert not runner._runs_this_python(["/nonexistent/python9", "-m", "x"])
+    assert notebooks_work._runs_this_python(["python", "-m", "ipykernel_launcher"])
+    assert not notebooks_work._runs_this_python(["/nonexistent/python9", "-m", "x"])
 
 
 @pytest.mark.slow

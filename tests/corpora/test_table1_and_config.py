@@ -12,6 +12,7 @@ import yaml
 from hope.corpora import DOMAINS, PAPER_COUNTS
 from hope.corpora.corpus_config import sample_dir, sample_index
 from hope.corpora.document_schema import SchemaError, make_document
+from hope.pipeline import table1_step as table1_work
 from hope.stages import table1_stage as table1
 
 
@@ -26,18 +27,18 @@ def test_table1_counts_and_lengths(tmp_path: Path):
     records = [_doc("news", 1000, 0), _doc("news", 2000, 1), _doc("news", 4000, 2)]
     records += [_doc("wiki", 3000, 0), _doc("wiki", 5000, 1)]
     manifest = {"profile": "mirror", "domains": {"news": {"source_label": "BBC"}}}
-    rows = {r["domain"]: r for r in table1.build_table1(records, manifest)}
+    rows = {r["domain"]: r for r in table1_work.build_table1(records, manifest)}
     assert rows["news"]["documents"] == 3 and rows["news"]["source"] == "BBC"
     assert rows["news"]["mean_chars"] == pytest.approx(2333.3)
     assert rows["news"]["median_chars"] == 2000
     assert rows["wiki"]["median_chars"] == 4000
     assert rows["arxiv"]["documents"] == 0 and rows["arxiv"]["mean_chars"] is None
     assert rows["total"]["documents"] == 5 and rows["total"]["paper_documents"] == 131
-    md = table1.to_markdown(list(rows.values()), "mirror")
+    md = table1_work.to_markdown(list(rows.values()), "mirror")
     assert "| Newspapers | 3 | 20 | BBC | 2,333.3 | 2,000 |" in md
     assert "| Academic articles | 0 | 12 |  | – | – |" in md
-    csv_text = table1.to_csv(list(rows.values()))
-    assert csv_text.splitlines()[0] == ",".join(table1.COLUMNS)
+    csv_text = table1_work.to_csv(list(rows.values()))
+    assert csv_text.splitlines()[0] == ",".join(table1_work.COLUMNS)
     assert "news,Newspapers,3,20,BBC,2333.3,2000" in csv_text
 
 
@@ -52,7 +53,7 @@ def test_table1_main_writes_outputs_and_rejects_bad_records(tmp_path: Path, caps
     assert table1.main(["--prepared", str(tmp_path)]) == 1
     assert "n_chars" in capsys.readouterr().err
     with pytest.raises(SchemaError):
-        table1.build_table1([{**good, "sha256": "0" * 64}], {})
+        table1_work.build_table1([{**good, "sha256": "0" * 64}], {})
 
 
 def test_sample_documents_are_package_data_with_pinned_checksums():

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from hope.pipeline import REPO_ROOT
+from hope.pipeline import labelled_step as labelled_work
 from hope.pipeline.params import compose_params
 from hope.stages import labelled_data_stage as labelled_data
 from hope.stages import labelled_stage as labelled
@@ -132,9 +133,9 @@ def test_bad_labelled_settings_name_the_key(tmp_path, capsys):
 
 
 def test_score_columns_name_the_profile_beyond_the_first():
-    assert labelled.column("hope[paper]", "paper") == "hope"
-    assert labelled.column("concept_unity[robust]", "paper") == "concept_unity_robust"
-    assert labelled.column("bleu", "paper") == "bleu"
+    assert labelled_work.column("hope[paper]", "paper") == "hope"
+    assert labelled_work.column("concept_unity[robust]", "paper") == "concept_unity_robust"
+    assert labelled_work.column("bleu", "paper") == "bleu"
 
 
 def test_each_chunker_usage_sums_its_hope_runs_and_reaches_its_child_record(tmp_path):
@@ -147,7 +148,7 @@ def test_each_chunker_usage_sums_its_hope_runs_and_reaches_its_child_record(tmp_
             "b": {"chunkers": {"x": cell(("paper", 5)), "y": {"hope": {}}}},
         }
     }
-    usage = labelled.usage_by_chunker(report)
+    usage = labelled_work.usage_by_chunker(report)
     assert usage == {"x": {"requests": 12, "cache_hits": 3}, "y": {"requests": 2, "cache_hits": 1}}
     (tmp_path / "results.json").write_text("{}")
     metrics = {"usage": {"requests": 14, "cache_hits": 4}}

@@ -28,22 +28,12 @@ from hope.labelled.chunking_evaluation import (
 from hope.labelled.labelled_files import read_passages, read_questions
 from hope.labelled.labelled_inputs import LabelledInputError, locate_passages
 from hope.labelled.measures import MEASURES
+from hope.models.factory import embedder_preset
 
 DESCRIPTION = (
     "Retrieve the top passages of a chunking for questions with gold character spans and report "
     "recall, precision, IoU, precision-Omega and recall at a character budget (Chroma's measures)."
 )
-
-
-def build_embedder(name: str):
-    """An embedder of the packaged ``embedder`` config group (minilm, hashing, openai, ...)."""
-    from hydra.utils import instantiate
-
-    from hope.core.packaged_configs import compose_config
-    from hope.models.factory import open_cache
-
-    cfg = compose_config([f"embedder={name}"])
-    return instantiate(cfg.embedder, cache=open_cache(cfg.cache.path))
 
 
 def _positive(value: str) -> int:
@@ -104,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     settings = LabelledSettings(
         k=args.k, budget=args.budget, n_resamples=args.resamples, seed=args.seed
     )
-    result = evaluate_chunking(corpus, questions, passages, build_embedder(args.embedder), settings)
+    result = evaluate_chunking(
+        corpus, questions, passages, embedder_preset(args.embedder), settings
+    )
     result["inputs"] = {
         "corpus": {"path": args.corpus, "sha256": file_sha256(args.corpus), "name": name},
         "questions": {"path": args.questions, "sha256": file_sha256(args.questions)},

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from hope.models.llm import ChatLLM, LLMCallError, StructuredResponse, Usage, json_schema_of
+from hope.models.schema_instances import schema_instance
 
 
 def max_output_chars(schema: Mapping[str, Any], root: Mapping[str, Any] | None = None) -> int:
@@ -107,8 +108,6 @@ def synthetic_answer(
 ) -> tuple[BaseModel, str]:
     """A schema-valid answer made of the prompt's ``words``, seeded by the request; ``mark``
     rewrites the instance (given the schema) before validation, e.g. to flag it as a placeholder."""
-    from hope.testing import schema_instance
-
     schema = json_schema_of(response_model)
     vocabulary = sorted({w for m in messages for w in words(m["content"])}) or ["x"]
     for attempt in range(20):

@@ -199,3 +199,14 @@ def build_evaluator(cfg) -> Any:
     settings, llm, embedder = build_from_config(cfg)
     reuse = bool(cfg.cache.get("reuse_results", True))
     return HopeEvaluator(llm, embedder, settings, result_cache=llm.cache if reuse else None)
+
+
+def embedder_preset(name: str) -> CachingEmbedder:
+    """An embedder of the packaged ``embedder`` config group (minilm, hashing, openai, ...), with
+    the cache of the packaged ``score`` config."""
+    from hydra.utils import instantiate
+
+    from hope.core.packaged_configs import compose_config
+
+    cfg = compose_config([f"embedder={name}"])
+    return instantiate(cfg.embedder, cache=open_cache(cfg.cache.path))

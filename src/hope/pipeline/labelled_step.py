@@ -118,12 +118,11 @@ def run_labelled_stage(
     params_path: Path, data_dir: Path, out_dir: Path, conf_dir: Path, cache_path: str | None
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, float]]:
     """(report, rows, metrics, timings) of the benchmark that params.yaml ``labelled:`` sets."""
-    from hope.cli.labelled_command import build_embedder
     from hope.labelled.benchmark import run_benchmark
-    from hope.models.factory import open_cache
+    from hope.models.factory import embedder_preset, open_cache
 
     settings = benchmark_settings(read_params(params_path)["labelled"])
-    embedder = build_embedder(settings.embedder)
+    embedder = embedder_preset(settings.embedder)
     timings: dict[str, float] = {}
 
     def log(message: str) -> None:
