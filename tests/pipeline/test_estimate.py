@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from hope.core.hope_settings import HopeSettings
+from hope.pipeline.config_schema import validate_run_config
 from hope.pipeline.estimate import (
     analytic_estimate,
     estimate_for_config,
@@ -34,9 +34,10 @@ def _cfg(tmp_path: Path, documents: Path, chunk_size: int, base_url: str = NOWHE
         "hope.semantic_independence.n_questions=2",
         "hope.information_preservation.n_segments=3",
     ]
-    return compose(
+    composed = compose(
         [*overrides, *pinned, *changes, f"chunker.chunk_size={chunk_size}", "tracking=none"]
     )
+    return validate_run_config(OmegaConf.to_container(composed, resolve=True))
 
 
 def _counts(estimate) -> dict[str, tuple[int, int]]:
@@ -78,7 +79,7 @@ def test_exact_and_analytic_counts_equal_the_hand_count(
     assert _counts(exact) == hand
     assert exact.total("cached") == 0 and exact.total("to_send") == exact.total("unique")
 
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    settings = cfg.hope
     analytic = analytic_estimate(
         {"news": (2, float(len(TEXT)))},
         chunkers,
@@ -111,12 +112,12 @@ def test_the_estimate_follows_a_changed_profile(
     cfg = _cfg(tmp_path, documents_file, chunk_size, NOWHERE, change)
     documents = load_documents(documents_file)
     exact = estimate_for_config(cfg, documents, select_chunkers(cfg))
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    settings = cfg.hope
     analytic = analytic_estimate(
         {"news": (2, float(len(TEXT)))},
         select_chunkers(cfg),
         settings,
-        max_tokens=int(cfg.llm.max_tokens),
+        max_tokens=int(cfg.llm["max_tokens"]),
         sentence_chars=len(TEXT) / 8,
     )
     assert _counts(exact) == _counts(analytic)

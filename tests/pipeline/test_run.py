@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from mlflow import MlflowClient
+from omegaconf import OmegaConf
 
 from hope.pipeline.run import run
 
@@ -125,6 +126,7 @@ def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
     from hope.core.io import jsonl_lines
     from hope.pipeline.bleu_step import bleu_scores
     from hope.pipeline.chunk_step import chunk_documents, passage_sizes, summarise
+    from hope.pipeline.config_schema import validate_run_config
     from hope.pipeline.run import select_chunkers
 
     overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
@@ -134,7 +136,7 @@ def test_job_streams_the_same_passages_summary_and_bleu_as_the_stages(
     run(cfg, output_dir=out)
 
     documents = [json.loads(line) for line in documents_file.open(encoding="utf-8")]
-    chunkers = select_chunkers(cfg)
+    chunkers = select_chunkers(validate_run_config(OmegaConf.to_container(cfg, resolve=True)))
     records = chunk_documents(documents, chunkers)
     assert (out / "passages.jsonl").read_text(encoding="utf-8") == "".join(jsonl_lines(records))
     assert json.loads((out / "chunks_summary.json").read_text()) == json.loads(

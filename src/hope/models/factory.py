@@ -176,15 +176,20 @@ def default_embedder(cache: ResponseCache | None = None) -> CachingEmbedder:
 
 
 def build_from_config(cfg) -> tuple[Any, Any, Any]:
-    """Settings, LLM and embedder from a composed config (its ``hope``, ``llm``, ``embedder``)."""
+    """Settings, LLM and embedder of a config with ``hope``, ``llm``, ``embedder`` and ``cache``
+    sections: a composed Hydra config (the ``score`` config of the DVC stage) or the validated
+    ``RunConfig`` of ``hope-run``, whose ``hope`` is already a HopeSettings."""
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
     from hope.core.hope_settings import HopeSettings, validated
 
-    settings = validated(
-        HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "config", "hope"
-    )
+    if isinstance(cfg.hope, HopeSettings):
+        settings = cfg.hope
+    else:
+        settings = validated(
+            HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "config", "hope"
+        )
     cache = open_cache(cfg.cache.path)
     llm = instantiate(cfg.llm, cache=cache)
     embedder = instantiate(cfg.embedder, cache=cache)
@@ -192,12 +197,13 @@ def build_from_config(cfg) -> tuple[Any, Any, Any]:
 
 
 def build_evaluator(cfg) -> Any:
-    """The HopeEvaluator of a composed config; with ``cache.reuse_results`` (the default) it keeps
-    each finished pair's result in the response cache and reads it back on a rerun."""
+    """The HopeEvaluator of a config (see ``build_from_config``); with ``cache.reuse_results``
+    (the default) it keeps each finished pair's result in the response cache and reads it back
+    on a rerun."""
     from hope.core.evaluator import HopeEvaluator
 
     settings, llm, embedder = build_from_config(cfg)
-    reuse = bool(cfg.cache.get("reuse_results", True))
+    reuse = bool(getattr(cfg.cache, "reuse_results", True))
     return HopeEvaluator(llm, embedder, settings, result_cache=llm.cache if reuse else None)
 
 

@@ -14,6 +14,7 @@ are checked where Hydra instantiates them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -90,15 +91,59 @@ class RunBleu(BleuParams):
     enabled: bool = True
 
 
-class RunConfig(BaseModel):
-    """A ``hope-run`` job (conf/config.yaml); groups checked elsewhere pass through."""
+class _Open(BaseModel):
+    """A section whose further keys belong to code that checks them itself."""
 
     model_config = ConfigDict(extra="allow")
 
+
+class RunCorpus(_Open):
+    """``corpus:`` (conf/corpus/): which corpus group; its keys are read by hope.corpora."""
+
+    profile: str
+    seed: int
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class RunData(_Strict):
+    documents: Path | None = None
+    doc_ids: list[Any] | None = None
+
+
+class RunScoring(_Open):
+    parallel_pairs: int = Field(ge=1)
+
+
+class RunEstimate(_Strict):
+    mean_chars: dict[str, float]
+    sentence_chars: float = Field(gt=0)
+    chars_per_token: float = Field(gt=0)
+
+
+class RunCache(_Strict):
+    path: str | None = None
+    reuse_results: bool = True
+
+
+class RunConfig(_Open):
+    """A ``hope-run`` job (conf/config.yaml), validated once by ``hope.pipeline.run.run`` and
+    handed to every step. ``llm``, ``embedder`` and ``chunker`` stay the mappings Hydra
+    instantiates (checked there); ``tracking`` and ``shard`` are checked by their own models."""
+
     chunkers: list[str] = Field(min_length=1)
+    chunker: dict[str, Any] | None = None
+    corpus: RunCorpus
+    data: RunData = Field(default_factory=RunData)
     hope: HopeSettings
+    llm: dict[str, Any]
+    embedder: dict[str, Any]
+    scoring: RunScoring
+    cache: RunCache = Field(default_factory=RunCache)
+    estimate: RunEstimate
     bleu: RunBleu
     rag: RagConfig
+    tracking: dict[str, Any] = Field(default_factory=dict)
+    shard: dict[str, Any] = Field(default_factory=dict)
     objective: Annotated[str, _one_of("hope", *METRICS, "bleu")]
     dry_run: bool
 

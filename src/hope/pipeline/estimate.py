@@ -33,8 +33,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
-
 from hope.chunking.registry import Chunker
 from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import concept_unity, information_preservation, semantic_independence
@@ -47,6 +45,7 @@ from hope.models.dry_run_llm import (
     output_token_bound,
 )
 from hope.models.llm import ChatLLM, json_schema_of
+from hope.pipeline.config_schema import RunConfig
 
 # The sub-metrics in scoring order; each declares its requests (``planned_requests``).
 METRICS = (concept_unity, semantic_independence, information_preservation)
@@ -274,7 +273,7 @@ def measured_passage_chars(summary_path: Path) -> dict[str, float]:
 
 
 def estimate_for_config(
-    cfg: DictConfig, documents: Sequence[Mapping[str, Any]] | None, chunkers: Sequence[Chunker]
+    config: RunConfig, documents: Sequence[Mapping[str, Any]] | None, chunkers: Sequence[Chunker]
 ) -> Estimate:
     from hydra.utils import instantiate
 
@@ -282,11 +281,11 @@ def estimate_for_config(
     from hope.models.factory import open_cache
     from hope.pipeline import REPO_ROOT
 
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
-    cpt = float(cfg.estimate.chars_per_token)
+    settings = config.hope
+    cpt = config.estimate.chars_per_token
     if documents is None:
-        counts = OmegaConf.to_container(cfg.corpus.counts, resolve=True)
-        means = OmegaConf.to_container(cfg.estimate.mean_chars, resolve=True)
+        counts = config.corpus.counts
+        means = config.estimate.mean_chars
         missing = sorted(set(counts) - set(means))
         if missing:
             raise ValueError(f"estimate.mean_chars lacks domains {missing}")
@@ -294,14 +293,14 @@ def estimate_for_config(
             {d: (int(n), float(means[d])) for d, n in counts.items()},
             chunkers,
             settings,
-            max_tokens=int(cfg.llm.max_tokens),
+            max_tokens=int(config.llm["max_tokens"]),
             measured=measured_passage_chars(REPO_ROOT / "data" / "chunks" / "summary.json"),
-            sentence_chars=float(cfg.estimate.sentence_chars),
+            sentence_chars=config.estimate.sentence_chars,
             chars_per_token=cpt,
         )
-    llm = instantiate(cfg.llm, cache=open_cache(cfg.cache.path))
+    llm = instantiate(config.llm, cache=open_cache(config.cache.path))
     notes = []
-    embedder_cfg = OmegaConf.to_container(cfg.embedder, resolve=True)
+    embedder_cfg = dict(config.embedder)
     if embedder_cfg.get("backend") == "openai":
         # A remote embedder would bill the dry run; lexical vectors give the same counts, only the
         # retrieved passages (and so some cache lookups and token sizes) may differ.

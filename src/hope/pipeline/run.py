@@ -41,6 +41,7 @@ from hope.corpora.base import portable_location
 from hope.corpora.corpus_config import load_params, profile_of, resolve_source, target_count
 from hope.pipeline.chunk_step import chunk_pair, passage_sizes
 from hope.pipeline.chunk_step import summarise as summarise_chunks
+from hope.pipeline.config_schema import RunConfig, validate_run_config
 from hope.pipeline.shards import (
     SHARD_FILE,
     ShardError,
@@ -119,13 +120,13 @@ def prepare_corpus(cfg: Mapping[str, Any], work_dir: Path) -> Path:
 
 
 def locate_documents(
-    cfg: DictConfig, work_dir: Path, *, allow_fetch: bool = True
+    config: RunConfig, work_dir: Path, *, allow_fetch: bool = True
 ) -> tuple[Path | None, str]:
     """(documents.jsonl, how it was found); (None, reason) when only an online fetch would do."""
-    if cfg.data.documents:
-        return Path(cfg.data.documents).expanduser().resolve(), "data.documents"
+    if config.data.documents:
+        return Path(config.data.documents).expanduser().resolve(), "data.documents"
     repo = _repo()
-    corpora = corpora_config(_plain(cfg.corpus), repo / "params.yaml")
+    corpora = corpora_config(config.corpus.model_dump(exclude_unset=True), repo / "params.yaml")
     prepared = repo / "data" / "prepared"
     manifest_path = prepared / "manifest.json"
     if (prepared / "documents.jsonl").is_file() and manifest_path.is_file():
@@ -148,10 +149,10 @@ def load_documents(path: Path, doc_ids: Sequence[str] | None = None) -> list[dic
 # --- 2. chunkers ---------------------------------------------------------------------------------
 
 
-def select_chunkers(cfg: DictConfig) -> list[Chunker]:
-    if cfg.get("chunker"):
-        return [chunker_from_config(_plain(cfg.chunker))]
-    return load_chunkers(list(cfg.chunkers), _repo() / "conf" / "chunker")
+def select_chunkers(config: RunConfig) -> list[Chunker]:
+    if config.chunker:
+        return [chunker_from_config(dict(config.chunker))]
+    return load_chunkers(list(config.chunkers), _repo() / "conf" / "chunker")
 
 
 # --- 3-5. scoring, outputs, tracking -------------------------------------------------------------
@@ -184,28 +185,28 @@ def job_output_dir(output_dir: Path | None) -> Path:
     return path
 
 
-def run_name(cfg: DictConfig, chunkers: Sequence[Chunker]) -> str:
+def run_name(config: RunConfig, chunkers: Sequence[Chunker]) -> str:
     chunking = chunkers[0].name if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
-    name = f"{cfg.corpus.profile}/{chunking}/{cfg.hope.profile}"
-    shard = shard_settings(cfg)
+    name = f"{config.corpus.profile}/{chunking}/{config.hope.profile}"
+    shard = shard_settings(config)
     return f"{name} shard {shard.index}/{shard.count}" if shard.active else name
 
 
-def shard_settings(cfg: DictConfig) -> ShardSettings:
+def shard_settings(config: RunConfig) -> ShardSettings:
     """The job's ``shard`` settings (hope.pipeline.shards), a named error if they are wrong."""
     from pydantic import ValidationError
 
     try:
-        return ShardSettings(**(_plain(cfg.get("shard")) or {}))
+        return ShardSettings(**config.shard)
     except ValidationError as exc:
         raise ShardError(f"shard: {exc}") from exc
 
 
-def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
-    """One job; returns the objective (NaN when no pair has it defined)."""
+def run(cfg: DictConfig | RunConfig, *, output_dir: Path | None = None) -> float:
+    """One job; returns the objective (NaN when no pair has it defined). ``cfg`` is validated
+    into a ``RunConfig`` first; every step gets that, never the raw composed config."""
     from hope.models.factory import build_evaluator
     from hope.pipeline.bleu_step import bleu_scores
-    from hope.pipeline.config_schema import validate_run_config
     from hope.pipeline.score_step import (
         SCORE_COLUMNS,
         EvidenceStream,
@@ -216,40 +217,40 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     )
     from hope.tracking import TrackingSettings
 
-    validate_run_config(_plain(cfg))
+    config = cfg if isinstance(cfg, RunConfig) else validate_run_config(_plain(cfg))
     started = time.perf_counter()
     timings: dict[str, float] = {}
     out = job_output_dir(output_dir)
 
     mark = time.perf_counter()
-    path, origin = locate_documents(cfg, out, allow_fetch=not cfg.dry_run)
-    chunkers = select_chunkers(cfg)
-    shard = shard_settings(cfg)
-    if cfg.dry_run:
+    path, origin = locate_documents(config, out, allow_fetch=not config.dry_run)
+    chunkers = select_chunkers(config)
+    shard = shard_settings(config)
+    if config.dry_run:
         from hope.pipeline.estimate import estimate_for_config, format_estimate
 
-        documents = load_documents(path, cfg.data.doc_ids) if path is not None else None
+        documents = load_documents(path, config.data.doc_ids) if path is not None else None
         if documents is not None:
             documents, chunkers = select_shard(shard, documents, chunkers)
-        estimate = estimate_for_config(cfg, documents, chunkers)
+        estimate = estimate_for_config(config, documents, chunkers)
         print(format_estimate(estimate, origin))
         write_json_atomic(out / "estimate.json", estimate.to_dict())
         return float(estimate.total("to_send"))
-    documents, chunkers = select_shard(shard, load_documents(path, cfg.data.doc_ids), chunkers)
+    documents, chunkers = select_shard(shard, load_documents(path, config.data.doc_ids), chunkers)
     timings["prepare"] = time.perf_counter() - mark
     log.info("%d documents (%s), chunkers %s", len(documents), origin, [c.name for c in chunkers])
 
     # Each document is chunked when its pairs' turn comes, and its passages go to passages.jsonl
     # (and through BLEU) at once: the run holds the passages of the pairs in flight, not the
     # corpus's. The file is written in chunker-major order, as the chunk stage writes it.
-    evaluator = build_evaluator(cfg)
+    evaluator = build_evaluator(config)
     llm = evaluator.llm
     # The observer sampling the job's LLM calls for MLflow traces, or None (tracking off).
-    llm.on_call = recorder = TrackingSettings.from_mapping(_plain(cfg.tracking)).trace_recorder()
+    llm.on_call = recorder = TrackingSettings.from_mapping(config.tracking).trace_recorder()
     sizes: list[tuple[str, str, int]] = []
     bleu: list[dict[str, Any]] = []
     timings["chunk"] = 0.0
-    if cfg.bleu.enabled:
+    if config.bleu.enabled:
         timings["bleu"] = 0.0
 
     def pairs(passages_file: Any) -> Iterator[tuple[dict[str, Any], str, list[dict[str, Any]]]]:
@@ -265,14 +266,14 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
                 timings["chunk"] += time.perf_counter() - mark
                 passages_file.writelines(jsonl_lines(records))
                 sizes.extend(passage_sizes(records))
-                if cfg.bleu.enabled:
+                if config.bleu.enabled:
                     mark = time.perf_counter()
                     bleu.extend(
                         bleu_scores(
                             [document],
                             records,
-                            tokenize=cfg.bleu.tokenize,
-                            joiner=cfg.bleu.joiner,
+                            tokenize=config.bleu.tokenize,
+                            joiner=config.bleu.joiner,
                         )
                     )
                     timings["bleu"] += time.perf_counter() - mark
@@ -289,8 +290,8 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
                 evaluator,
                 pairs(passages_file),
                 total=len(documents) * len(chunkers),
-                parallel_pairs=int(cfg.scoring.parallel_pairs),
-                progress=bool(cfg.hope.progress),
+                parallel_pairs=config.scoring.parallel_pairs,
+                progress=config.hope.progress,
                 on_result=stream,
             )
         )
@@ -303,10 +304,10 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
     timings["score"] = time.perf_counter() - mark - timings["chunk"] - timings.get("bleu", 0.0)
     rows = [score_row(*item) for item in scored]
     columns = list(SCORE_COLUMNS)
-    if cfg.bleu.enabled:
+    if config.bleu.enabled:
         merge_bleu(rows, bleu)
         columns.append("bleu")
-    objective = objective_value(rows, str(cfg.objective))
+    objective = objective_value(rows, config.objective)
 
     summary = summarise(scored, llm.usage.to_dict())
     timings["total"] = time.perf_counter() - started
@@ -317,33 +318,33 @@ def run(cfg: DictConfig, *, output_dir: Path | None = None) -> float:
             "documents_sha256": file_sha256(path),
             "chunkers": [c.name for c in chunkers],
             "objective": {
-                "name": str(cfg.objective),
+                "name": config.objective,
                 "value": None if math.isnan(objective) else objective,
             },
             "timings_s": timings,
         }
     )
     if shard.active:
-        summary["shard"] = shard_record(shard, _plain(cfg), documents, chunkers)
+        summary["shard"] = shard_record(shard, config.model_dump(mode="json"), documents, chunkers)
     write_score_outputs(out, rows, summary)
     if shard.active:
         write_json_atomic(out / SHARD_FILE, summary["shard"])
     write_json_atomic(out / "chunks_summary.json", summarise_chunks(sizes, chunkers))
     traces = recorder.calls if recorder is not None else ()
-    track(cfg, rows, columns, summary, objective, out, chunkers, traces)
-    log.info("objective %s = %s (%d pairs) -> %s", cfg.objective, objective, len(rows), out)
+    track(config, rows, columns, summary, objective, out, chunkers, traces)
+    log.info("objective %s = %s (%d pairs) -> %s", config.objective, objective, len(rows), out)
     return objective
 
 
-def shard_tags(cfg: DictConfig) -> dict[str, str]:
-    shard = shard_settings(cfg)
+def shard_tags(config: RunConfig) -> dict[str, str]:
+    shard = shard_settings(config)
     if not shard.active:
         return {}
     return {"hope.shard": f"{shard.index}/{shard.count}", "hope.shard_by": shard.by}
 
 
 def track(
-    cfg: DictConfig,
+    config: RunConfig,
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     summary: Mapping[str, Any],
@@ -360,7 +361,7 @@ def track(
     from hope.tracking.provenance import file_md5s
     from hope.tracking.stage import failures_per_chunker, scores_key
 
-    settings = TrackingSettings.from_mapping(_plain(cfg.tracking))
+    settings = TrackingSettings.from_mapping(config.tracking)
     if not settings.enabled:
         return None
     parent_run_id, job_tags = job_context()
@@ -368,7 +369,6 @@ def track(
         metric: sum(by_chunker.values())
         for metric, by_chunker in summary["failures_by_metric_and_chunker"].items()
     }
-    config = {k: v for k, v in _plain(cfg).items() if k != "hydra"}
     documents = Path(str(summary.get("documents_path") or out / "documents.jsonl"))
     datasets = [
         DataFile(role, path, file_md5s([path])[str(path)])
@@ -376,12 +376,12 @@ def track(
         if path.is_file()
     ]
     record = RunRecord(
-        config=config,
+        config=config.model_dump(mode="json"),
         rows=rows,
         score_columns=columns,
-        objective_name=str(cfg.objective),
+        objective_name=config.objective,
         objective=objective,
-        seeds={"corpus": cfg.corpus.seed, "hope": cfg.hope.seed},
+        seeds={"corpus": config.corpus.seed, "hope": config.hope.seed},
         prompts=summary.get("prompts") or {},
         usage=summary["usage"],
         failures=failures,
@@ -394,20 +394,20 @@ def track(
         evidence_artifacts={"evidence.jsonl": out / "evidence.jsonl"},
         tags={
             "hope.kind": "job",
-            "hope.corpus": str(cfg.corpus.profile),
-            "hope.profile": str(cfg.hope.profile),
-            "hope.llm": str(cfg.llm.model),
+            "hope.corpus": config.corpus.profile,
+            "hope.profile": config.hope.profile,
+            "hope.llm": str(config.llm["model"]),
             "hope.chunkers": ",".join(c.name for c in chunkers),
             "hope.output_dir": str(out),
             "hope.scores_md5": scores_key(out / "scores.csv")[1],
             **job_tags,
-            **shard_tags(cfg),
+            **shard_tags(config),
         },
         extra_params={
             "data.documents_sha256": summary.get("documents_sha256", ""),
             "data.origin": summary.get("documents_origin", ""),
         },
-        run_name=run_name(cfg, chunkers),
+        run_name=run_name(config, chunkers),
         repo=_repo(),
         datasets=datasets,
         failures_by_chunker=failures_per_chunker(summary),
