@@ -1,5 +1,6 @@
-"""The README's layout names every module of ``src/hope`` under its folder's entry, and names no
-module that is gone (issue #17: "the README's layout section matches the tree")."""
+"""The layout block of the contributing page (docs/contributing.md) names every module of
+``src/hope`` under its folder's entry, and names no module that is gone (issue #17: "the layout
+section matches the tree"; the block moved from the README to the docs in issue #31)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ SRC = REPO / "src" / "hope"
 PY_NAME = re.compile(r"(?<![/\w])(\w+)\.py\b")
 
 
-def layout_entries(readme: str) -> dict[str, str]:
+def layout_entries(page: str) -> dict[str, str]:
     """``src/hope``'s entries in the layout block: name (``metrics/``, ``io.py``) -> its text."""
-    block = readme.split("\n## Layout\n", 1)[1].split("```", 2)[1]
+    block = page.split("\n## Layout\n", 1)[1].split("```", 2)[1]
     lines = block.splitlines()
     entries: dict[str, str] = {}
     current = None
@@ -71,20 +72,21 @@ def not_in_tree(entries: dict[str, str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def readme() -> str:
-    return (REPO / "README.md").read_text(encoding="utf-8")
+    """The page that holds the layout block."""
+    return (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
 
 
 def test_the_layout_names_every_module(readme: str) -> None:
     entries = layout_entries(readme)
     assert {"metrics/", "stages/", "io.py", "stage_runner.py"} <= set(entries)
     missing = unnamed(entries)
-    assert not missing, f"README layout does not name: {missing}"
+    assert not missing, f"docs/contributing.md layout does not name: {missing}"
 
 
 def test_the_layout_names_only_what_exists(readme: str) -> None:
     entries = layout_entries(readme)
     gone = not_in_tree(entries)
-    assert not gone, f"README layout names what is gone: {gone}"
+    assert not gone, f"docs/contributing.md layout names what is gone: {gone}"
 
 
 def test_a_module_left_out_or_gone_is_caught(readme: str) -> None:
