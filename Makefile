@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -35,13 +35,19 @@ test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"
 
 lint: setup
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench docs
+	$(BIN)/ruff format --check src tests bench docs
 	$(BIN)/lint-imports
 
 format: setup
-	$(BIN)/ruff check --fix src tests bench
-	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench docs
+	$(BIN)/ruff format src tests bench docs
+
+# The documentation site (mkdocs.yml, docs/) into site/: the API reference from the docstrings and
+# the results pages from bench/results/*.json are generated at build time. --strict: a broken
+# link or reference fails the build.
+docs: setup
+	DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict
 
 # params.yaml is generated from conf/ (conf/dvc_params.yaml): edit conf/, then `make params`.
 # ARGS=--check: exit 1 if params.yaml is stale; ARGS="experiment=mirror": any Hydra override.
@@ -70,8 +76,7 @@ bench-servers: setup
 
 # The paper profile on 10, 30 and 100 mirror documents x 8 chunkers against the simulated server
 # (200 ms, concurrency 64): requests, wall vs bound, peak RSS, cache, evidence, warm rerun.
-# bench/results/scale.json. Long: the cold run's time grows with the requests (README, "Scale
-# benchmark"); BENCH_SCALE_ARGS picks the sizes, e.g. BENCH_SCALE_ARGS="--sizes 10 30".
+# bench/results/scale.json. Long: the cold run's time grows with the requests (docs/benchmarks.md); BENCH_SCALE_ARGS picks the sizes, e.g. BENCH_SCALE_ARGS="--sizes 10 30".
 BENCH_SCALE_ARGS ?= --sizes 10 30 100
 bench-scale: setup
 	nice -n 10 $(BIN)/python bench/bench_scale.py $(BENCH_SCALE_ARGS)
@@ -98,7 +103,7 @@ bench-repro: setup
 bench-cpu-independence: setup
 	$(BIN)/python bench/bench_cpu_independence.py
 
-# Labelled retrieval (Chroma's general evaluation set in ../shared/benchmarks) beside HOPE, BLEU and
+# Labelled retrieval (Chroma's general evaluation set, labelled.source; docs/labelled.md) beside HOPE, BLEU and
 # the cheap baselines, for every offline chunker: bench/results/labelled.json and
 # paper_figures/labelled_vs_hope.png. HOPE's size knobs are flags of the script (see its --help).
 # semantic_mpnet is left out by default: on 2 shared cores it had not chunked the smallest corpus
@@ -110,7 +115,7 @@ bench-labelled: setup
 	$(BIN)/python bench/bench_labelled.py $(BENCH_LABELLED_ARGS)
 
 # Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
-# paper and robust profiles: bench/results/validity.json (README "Validity"). Pass models with
+# paper and robust profiles: bench/results/validity.json (docs/validity.md). Pass models with
 # ARGS, e.g. make bench-validity ARGS="llm=vllm llm.base_url=http://gpu:8000/v1".
 bench-validity: setup
 	$(BIN)/python bench/bench_validity.py $(ARGS)

@@ -503,8 +503,6 @@ TARGET_LABELS = {
     "oracle_accuracy_min": ("ζ_inf oracle accuracy", "≥"),
     "no_context_accuracy_max": ("ζ_inf no-context accuracy", "≤"),
 }
-README_START = "<!-- validity-table:start -->"
-README_END = "<!-- validity-table:end -->"
 
 
 def render_targets(report: dict[str, Any]) -> str:
@@ -523,28 +521,6 @@ def render_targets(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def rewrite_readme(report: dict[str, Any], readme: Path) -> None:
-    """Replace the README's block between the validity-table markers with the tables of report."""
-    from hope.core.io import write_atomic
-
-    text = readme.read_text(encoding="utf-8")
-    start, end = text.find(README_START), text.find(README_END)
-    if start < 0 or end < start:
-        raise SystemExit(f"{readme} has no {README_START} ... {README_END} block")
-    done = sum(1 for _ in report["documents"])
-    scored = max((r["documents"] for r in report["profiles"].values()), default=0)
-    # Older records name the machine with cpus/platform, newer ones with bench/records.py's keys.
-    cores = report["machine"].get("cores", report["machine"].get("cpus"))
-    system = report["machine"].get("os", report["machine"].get("platform"))
-    status = f"Measured at commit `{report['commit'][:7]}` on {cores} CPUs ({system})" + (
-        "." if report["complete"] else f"; **partial: {scored} of {done} documents**."
-    )
-    block = "\n".join(
-        [README_START, status, "", render_table(report), render_targets(report), README_END]
-    )
-    write_atomic(readme, text[:start] + block + text[end + len(README_END) :])
-
-
 def _names(value: str) -> list[str]:
     return [v for v in value.split(",") if v]
 
@@ -557,17 +533,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-chars", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "validity.json")
-    parser.add_argument(
-        "--table", action="store_true", help="print the README tables of --out and exit"
-    )
-    parser.add_argument(
-        "--readme", action="store_true", help="rewrite README.md's validity tables from --out"
-    )
+    parser.add_argument("--table", action="store_true", help="print the tables of --out and exit")
     args, overrides = parser.parse_known_args(argv)
-    if args.table or args.readme:
+    if args.table:
         report = json.loads(args.out.read_text(encoding="utf-8"))
-        if args.readme:
-            rewrite_readme(report, REPO / "README.md")
         print(render_table(report))
         print(render_targets(report))
         return 0

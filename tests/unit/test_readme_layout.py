@@ -1,5 +1,6 @@
-"""The README's layout names every module of ``src/hope`` under its folder's entry, and names no
-module that is gone (issue #17: "the README's layout section matches the tree")."""
+"""The layout block of the contributing page (docs/contributing.md) names every module of
+``src/hope`` under its folder's entry, and names no module that is gone (issue #17: "the layout
+section matches the tree"; the block moved from the README to the docs in issue #31)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ SRC = REPO / "src" / "hope"
 PY_NAME = re.compile(r"(?<![/\w])(\w+)\.py\b")
 
 
-def layout_entries(readme: str) -> dict[str, str]:
+def layout_entries(page: str) -> dict[str, str]:
     """``src/hope``'s entries in the layout block: name (``metrics/``, ``io.py``) -> its text."""
-    block = readme.split("\n## Layout\n", 1)[1].split("```", 2)[1]
+    block = page.split("\n## Layout\n", 1)[1].split("```", 2)[1]
     lines = block.splitlines()
     entries: dict[str, str] = {}
     current = None
@@ -33,7 +34,8 @@ def layout_entries(readme: str) -> dict[str, str]:
 
 
 def packages() -> list[Path]:
-    return sorted(p.parent for p in SRC.glob("*/__init__.py"))
+    """Every package under src/hope, nested ones too (``core/metrics``)."""
+    return sorted(p.parent for p in SRC.rglob("*/__init__.py"))
 
 
 def modules(folder: Path) -> list[str]:
@@ -45,12 +47,13 @@ def unnamed(entries: dict[str, str]) -> list[str]:
     top-level module's anywhere in src/hope's entries."""
     missing = []
     for package in packages():
-        text = entries.get(f"{package.name}/")
+        name = package.relative_to(SRC).as_posix()
+        text = entries.get(f"{name}/")
         if text is None:
-            missing.append(f"{package.name}/ (no entry)")
+            missing.append(f"{name}/ (no entry)")
             continue
         named = set(PY_NAME.findall(text))
-        missing += [f"{package.name}/{stem}.py" for stem in modules(package) if stem not in named]
+        missing += [f"{name}/{stem}.py" for stem in modules(package) if stem not in named]
     named = set(PY_NAME.findall(" ".join(f"{name} {text}" for name, text in entries.items())))
     return missing + [f"{stem}.py" for stem in modules(SRC) if stem not in named]
 
@@ -71,20 +74,21 @@ def not_in_tree(entries: dict[str, str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def readme() -> str:
-    return (REPO / "README.md").read_text(encoding="utf-8")
+    """The page that holds the layout block."""
+    return (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
 
 
 def test_the_layout_names_every_module(readme: str) -> None:
     entries = layout_entries(readme)
-    assert {"metrics/", "stages/", "io.py", "stage_runner.py"} <= set(entries)
+    assert {"core/", "core/metrics/", "stages/", "pipeline/", "testing.py"} <= set(entries)
     missing = unnamed(entries)
-    assert not missing, f"README layout does not name: {missing}"
+    assert not missing, f"docs/contributing.md layout does not name: {missing}"
 
 
 def test_the_layout_names_only_what_exists(readme: str) -> None:
     entries = layout_entries(readme)
     gone = not_in_tree(entries)
-    assert not gone, f"README layout names what is gone: {gone}"
+    assert not gone, f"docs/contributing.md layout names what is gone: {gone}"
 
 
 def test_a_module_left_out_or_gone_is_caught(readme: str) -> None:
