@@ -34,21 +34,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-import records
-from bench_validity import load_documents
+import harness
 from hope.core.metrics.eval_context import format_passages
 from hope.core.metrics.information_preservation import LETTERS, sample_segments
 from hope.core.prompting import load_prompt
 from hope.core.prompts.response_schemas import ChoiceResponse, QuadrupleResponse
-from hope.core.result import _nan_to_none
+from hope.core.result import nan_to_none
 from hope.core.seeding import derive_seed
-from hope.models.embedded_server import EmbeddedServer
 from hope.validity.ladder_stats import mean_with_ci
+from workloads import CHOICE_PROBS_RESULT as RESULT
+from workloads import Server, load_documents
 
-REPO = Path(__file__).resolve().parents[1]
-RESULT = REPO / "bench/results/choice_probs.json"
 GENERATION_TEMPERATURE = 0.7  # the paper profile's information_preservation settings
 QUADRUPLE_ATTEMPTS = 4
 _BEFORE_LETTER = re.compile(r'"choice"\s*:\s*"$')
@@ -71,40 +67,6 @@ def letter_probabilities(logprobs: list[dict[str, Any]]) -> tuple[dict[str, floa
             return {k: probs.get(k, 0.0) / mass for k in LETTERS}, mass
         text += token["token"]
     return None
-
-
-class Server:
-    def __init__(self, gguf: str | None):
-        self.embedded = EmbeddedServer(
-            gguf, n_parallel=1, ctx_per_slot=8192, n_threads=1, n_threads_batch=2
-        )
-        self.base = self.embedded.ensure_started()
-        self.client = httpx.Client(timeout=600)
-        self.requests = 0
-
-    def chat(self, messages, model, seed: int, **extra) -> dict[str, Any]:
-        body = {
-            "model": "embedded",
-            "messages": messages,
-            "temperature": 0.0,
-            "seed": seed,
-            "dry_multiplier": 0.8,
-            "max_tokens": 512,
-            "cache_prompt": False,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": model.__name__,
-                    "schema": model.model_json_schema(),
-                    "strict": True,
-                },
-            },
-            **extra,
-        }
-        self.requests += 1
-        response = self.client.post(f"{self.base}/chat/completions", json=body)
-        response.raise_for_status()
-        return response.json()["choices"][0]
 
 
 def probe_segment(server: Server, segment: str, seed: int) -> dict[str, Any] | None:
@@ -195,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
+    bench_run = harness.start(None if argv is None else [__file__, *argv])
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as scratch:
         docs = load_documents(
@@ -213,7 +176,6 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.monotonic() - started
         print(f"[{number + 1}/{len(docs)}] {doc['doc_id']} {status}: {elapsed:.0f} s")
     entry = {
-        **records.provenance(),
         "gguf": server.embedded.identity,
         "selection": {
             "domains": args.domains.split(","),
@@ -233,8 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             name: load_prompt(name).id for name in ("quadruple_generation", "truth_choice")
         },
     }
-    records.merge_model_entry(RESULT, header, args.label, entry)
-    print(json.dumps(_nan_to_none({k: v for k, v in entry.items() if k != "items"})))
+    bench_run.merge_entry(RESULT, header, args.label, entry)
+    print(json.dumps(nan_to_none({k: v for k, v in entry.items() if k != "items"})))
     return 0
 
 

@@ -15,10 +15,10 @@ import json
 import time
 from pathlib import Path
 
-from bench_scale import chunkers, mirror_documents, select
-from hope.core.io import write_json_atomic
+import harness
+from harness import MIN_RUNS, REPO, check_runs, spread
 from hope.pipeline.chunk_step import chunk_pair
-from records import MIN_RUNS, REPO, check_runs, provenance, spread
+from workloads import chunkers, mirror_documents, select
 
 
 def main() -> None:
@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "chunking.json")
     args = parser.parse_args()
     check_runs(args.runs)
+    bench_run = harness.start()
     documents = select(mirror_documents(Path(args.work_dir).resolve()), args.docs)
     found = chunkers()
     times: dict[str, list[float]] = {chunker.name: [] for chunker in found}
@@ -42,11 +43,10 @@ def main() -> None:
         print(f"run {run + 1}/{args.runs}: {json.dumps({k: v[-1] for k, v in times.items()})}")
     record = {
         "benchmark": "chunking",
-        **provenance(),
         "workload": {
             "documents": len(documents),
             "document_chars": sum(len(d["text"]) for d in documents),
-            "selection": "bench_scale.select: the offline mirror, seeded shuffle (seed 15)",
+            "selection": "workloads.select: the offline mirror, seeded shuffle (seed 15)",
         },
         "chunkers": {
             name: {"cpu_s": spread(values), "passages": passages[name]}
@@ -56,7 +56,7 @@ def main() -> None:
             sum(spread(values)["median"] for values in times.values()), 3
         ),
     }
-    write_json_atomic(args.out, record)
+    bench_run.write_record(args.out, record)
     print(json.dumps(record["chunkers"], indent=1))
 
 

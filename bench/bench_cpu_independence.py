@@ -30,8 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
+import harness
+from harness import MIN_RUNS, REPO, spread
 from hope.testing import OTHER_CPU_ENV
-from records import MIN_RUNS, REPO, provenance, spread
 
 OUT = REPO / "bench" / "results" / "cpu_independence.json"
 SAMPLE = REPO / "src" / "hope" / "corpora" / "sample"
@@ -111,8 +112,7 @@ def main() -> int:
         worker(Path(args.worker[0]), Path(args.worker[1]), args.repeats)
         return 0
 
-    started = time.time()
-    header = {**provenance(), "command": " ".join(["python", *sys.argv])}
+    bench_run = harness.start()
     texts = sample_sentences(args.texts)
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,9 +156,6 @@ def main() -> int:
     )
     native_row = configs[0]
     record = {
-        **header,
-        "started_unix": round(started),
-        "finished_unix": round(time.time()),
         "texts": len(texts),
         "repeats": args.repeats,
         "configs": configs,
@@ -177,7 +174,7 @@ def main() -> int:
             ),
         },
     }
-    OUT.write_text(json.dumps(record, indent=2) + "\n")
+    bench_run.write_record(OUT, record)
     print(json.dumps(record["summary"], indent=2))
     return 0 if hold else 1
 

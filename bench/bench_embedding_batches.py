@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
-from hope.core.io import write_json_atomic
+import harness
+from harness import REPO, check_runs, spread
 from hope.models.embeddings import SentenceTransformerEmbedder
-from records import REPO, check_runs, provenance, spread
 
 SAMPLE = REPO / "src" / "hope" / "corpora" / "sample"
 
@@ -67,7 +67,8 @@ def main() -> None:
     parser.add_argument("--output", default=str(REPO / "bench/results/embedding_batches.json"))
     args = parser.parse_args()
     check_runs(args.runs)
-    record = provenance()  # the code measured: before the runs, so a later edit cannot relabel it
+    # The code measured: before the runs, so a later edit cannot relabel it.
+    bench_run = harness.start()
 
     items = texts(args.texts)
     order = list(range(len(items)))
@@ -94,7 +95,6 @@ def main() -> None:
         alone_s.append(time.perf_counter() - started)
     report = {
         "benchmark": "embedding_batches",
-        **record,
         "model": embedder.identity,
         "texts": len(items),
         "chars": {"min": min(map(len, items)), "max": max(map(len, items))},
@@ -114,7 +114,7 @@ def main() -> None:
     report["cost_s"]["alone_over_batched_median"] = round(
         report["cost_s"]["alone"]["median"] / report["cost_s"]["batched_32"]["median"], 2
     )
-    write_json_atomic(args.output, report)
+    report = bench_run.write_record(args.output, report)
     print(json.dumps(report, indent=2))
 
 

@@ -2,7 +2,7 @@
 
 Scores a fixed workload in three phases, each repeated --runs times (at least 5), and writes
 JSON (default bench/results/engine.json) with the median and spread of every timing, the commit
-measured (and whether the tree was dirty) and the machine (bench/records.py):
+measured (and whether the tree was dirty) and the machine (bench/harness.py):
   cold      fresh cache, fault-free server: wall time vs the ideal bound calls x latency / conc.
   warm      the same work again on that run's warm cache: must make 0 calls
   faulty    fresh cache, 20 % of requests answered 429/5xx: scores must equal the fault-free run
@@ -17,75 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
-from hope.core.evaluator import HopeEvaluator
-from hope.core.hope_settings import load_profile
-from hope.core.io import write_json_atomic
-from hope.core.response_cache import ResponseCache
-from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-from hope.models.factory import build_llm
-from records import MIN_RUNS, REPO, check_runs, provenance, spread
-
-TOPICS = ["harbour", "orchard", "railway", "library", "glacier", "market", "observatory", "mill"]
-
-
-def workload(n_passages: int) -> tuple[str, list[str]]:
-    """A synthetic document of distinct factual sentences, cut into equal passages."""
-    sentences = []
-    for i in range(n_passages * 4):
-        topic = TOPICS[i % len(TOPICS)]
-        sentences.append(
-            f"The {topic} number {i} was built in {1800 + i} and measures {10 + i * 7} metres."
-        )
-    passages = [" ".join(sentences[i : i + 4]) for i in range(0, len(sentences), 4)]
-    return " ".join(sentences), passages
-
-
-@contextmanager
-def simulated_server(latency: float, fault_rate: float = 0.0, wait_s: float = 30.0):
-    """The simulated server in a child process, as a real server would be."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hope.testing",
-            "--latency",
-            str(latency),
-            "--fault-rate",
-            str(fault_rate),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        info = json.loads(proc.stdout.readline())
-        stats: dict = {}
-        yield info["base_url"], stats
-        proc.stdin.close()
-        stats.update(json.loads(proc.stdout.readline()))
-    finally:
-        proc.wait(wait_s)
-
-
-def simulated_evaluator(base_url: str | list[str], cache_path: Path, concurrency: int):
-    """The paper profile against the simulated server(s), hashing embeddings, one cache file."""
-    llm = build_llm(
-        backend="openai",
-        model="simulated",
-        base_url=base_url,
-        concurrency=concurrency,
-        cache=ResponseCache(cache_path),
-        max_retries=8,
-    )
-    embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
-    return llm, HopeEvaluator(llm, embedder, load_profile("paper", progress=False))
+import harness
+from harness import MIN_RUNS, REPO, check_runs, spread
+from workloads import simulated_evaluator, simulated_server, workload
 
 
 def run_once(base_url: str, cache_path: Path, document, passages, concurrency: int):
@@ -106,7 +44,7 @@ def main() -> None:
     parser.add_argument("--output", default=str(REPO / "bench/results/engine.json"))
     args = parser.parse_args()
     check_runs(args.runs)
-    record = provenance()  # the code measured: before the runs, so a later edit cannot relabel it
+    run = harness.start()  # the code measured: before the runs, so a later edit cannot relabel it
 
     document, passages = workload(args.passages)
     cold_walls, cold_calls, warm_walls, warm_calls, faulty_walls = [], [], [], [], []
@@ -147,7 +85,6 @@ def main() -> None:
     cold_s, warm_s = spread(cold_walls), spread(warm_walls)
     report = {
         "benchmark": "engine",
-        **record,
         "runs": args.runs,
         "workload": {
             "passages": len(passages),
@@ -193,7 +130,7 @@ def main() -> None:
         "warm_at_least_50x_faster": report["warm"]["speedup_vs_cold"] >= 50,
         "faulty_scores_equal": report["faulty"]["scores_equal_fault_free"],
     }
-    write_json_atomic(args.output, report)
+    report = run.write_record(args.output, report)
     print(json.dumps(report, indent=2))
 
 

@@ -36,20 +36,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-import records
-from bench_validity import REDUCED, _names, build_ladders, controls, load_documents
+import harness
 from hope.core.metrics import equations as scoring
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
 from hope.core.packaged_configs import compose_config
-from hope.core.result import _nan_to_none
+from hope.core.result import nan_to_none
 from hope.models.factory import build_from_config
 from hope.models.llm import Usage, usage_scope
 from hope.validity import ladder_stats as stats
 from hope.validity.ladder import DEGRADED, RUNGS
+from workloads import REDUCED, build_ladders, controls, load_documents, names
 
-REPO = Path(__file__).resolve().parents[1]
-RESULT = REPO / "bench/results/ip_ladder.json"
+RESULT = harness.REPO / "bench/results/ip_ladder.json"
 
 
 async def score_rung(ip: InformationPreservation, document: str, passages: list[str]) -> dict:
@@ -118,12 +117,13 @@ def analyse(docs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     }
 
 
-def write_entry(label: str, entry: dict[str, Any]) -> None:
+def write_entry(bench_run: harness.Run, label: str, entry: dict[str, Any]) -> None:
     header = {"benchmark": "ip_ladder", "what": __doc__.split("\n\n")[1].replace("\n", " ")}
-    records.merge_model_entry(RESULT, header, label, entry)
+    bench_run.merge_entry(RESULT, header, label, entry)
 
 
 async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
+    bench_run = harness.start()  # the code measured: before the runs
     with tempfile.TemporaryDirectory(prefix="hope-ip-ladder-") as scratch:
         docs = load_documents(
             args.domains, args.per_domain, args.max_chars, args.seed, Path(scratch)
@@ -132,7 +132,6 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
     forms: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
     entry = {
-        **records.provenance(),
         "complete": False,
         "overrides": overrides,
         "reduced_settings": [*REDUCED, f"hope.information_preservation.n_segments={args.segments}"],
@@ -175,12 +174,12 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> dict[str, Any]:
                     **analyse(per_doc, args.seed),
                     "per_document": per_doc,
                 }
-                write_entry(args.label, entry)
+                write_entry(bench_run, args.label, entry)
         finally:
             await llm.aclose()
     entry["complete"] = True
     entry["wall_time_s"] = round(time.perf_counter() - started, 1)
-    write_entry(args.label, entry)
+    write_entry(bench_run, args.label, entry)
     return entry
 
 
@@ -188,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", default="smollm2-135m")
     # The candidate first: a run cut short by time keeps it whole.
-    parser.add_argument("--judgements", type=_names, default=["support", "choice"])
-    parser.add_argument("--domains", type=_names, default=["news", "wiki", "arxiv", "tos"])
+    parser.add_argument("--judgements", type=names, default=["support", "choice"])
+    parser.add_argument("--domains", type=names, default=["news", "wiki", "arxiv", "tos"])
     parser.add_argument("--per-domain", type=int, default=3)
     parser.add_argument("--max-chars", type=int, default=2000)
     parser.add_argument("--segments", type=int, default=4, help="ζ_inf segments per document")
@@ -205,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         for form, v in entry["judgements"].items()
     }
-    print(json.dumps(_nan_to_none(summary), indent=1))
+    print(json.dumps(nan_to_none(summary), indent=1))
     return 0
 
 

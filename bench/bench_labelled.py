@@ -19,10 +19,11 @@ per-passage baselines (size compliance, cohesion, coherence) the passages. BLEU 
 count are fixed (no items to resample).
 
 The measuring and the analysis are hope.labelled.benchmark and hope.labelled.convergent, which
-the DVC stage `labelled` runs too; this script adds the record (commit, machine, wall times) and
-the figure. Steps 1-2 need embeddings only and are written to the output first; HOPE is written
-after each corpus, so a run cut short keeps what it finished. Chunkings, embeddings and LLM
-answers are kept in the project's cache, so a rerun recomputes only the analysis.
+the DVC stage `labelled` runs too; this script adds the record (bench/harness.py's provenance
+block, wall times) and the figure. Steps 1-2 need embeddings only and are written to the output
+first; HOPE is written after each corpus, so a run cut short keeps what it finished. Chunkings,
+embeddings and LLM answers are kept in the project's cache, so a rerun recomputes only the
+analysis.
 
     python bench/bench_labelled.py                       # every offline chunker, four corpora
     python bench/bench_labelled.py --skip-hope           # labelled measures + baselines only
@@ -40,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
-import records
+import harness
+from harness import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "benchmarks" / "chroma-general-eval"
 CORPORA = ("chatlogs", "state_of_the_union", "wikitexts", "pubmed")
 
@@ -51,26 +52,12 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from hope.chunking.registry import available_chunkers  # noqa: E402
-from hope.core.io import write_json_atomic  # noqa: E402
 from hope.labelled.benchmark import BenchmarkSettings, run_benchmark  # noqa: E402
 from hope.labelled.convergent import strip_private  # noqa: E402
 
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def machine() -> dict[str, Any]:
-    """CPU, cores, RAM, OS and Python: the record every benchmark shares (bench/records.py)."""
-    return records.machine()
-
-
-def git_commit() -> dict[str, Any]:
-    """The commit measured and whether the working tree differed from it (bench/records.py)."""
-    return records.git_state(REPO)
-
-
-# --- main -----------------------------------------------------------------------------------------
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -116,12 +103,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def save(report: dict[str, Any], path: Path) -> None:
-    write_json_atomic(path, strip_private(report))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    bench_run = harness.start(None if argv is None else [sys.argv[0], *argv])
     started = time.perf_counter()
     from hope.core.packaged_configs import compose_config
     from hope.models.factory import embedder_preset as build_embedder
@@ -149,19 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     embedder = build_embedder(args.embedder)
     excluded = {name: args.exclude_reason for name in args.exclude.split(",") if name}
     timings: dict[str, float] = {}
-    header = {
-        "benchmark": "labelled retrieval beside label-free chunking scores (issue 18)",
-        **git_commit(),
-        "machine": machine(),
-        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])]),
-    }
+    header = {"benchmark": "labelled retrieval beside label-free chunking scores (issue 18)"}
 
     def checkpoint(report: dict[str, Any]) -> None:
         report = {**header, **report, "timings_s": timings}
         report["settings"]["data"]["folder"] = str(args.data)
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
-        save(report, args.output)
+        # Written after each step: the block's finished_utc is this write's time.
+        report = bench_run.write_record(args.output, strip_private(report))
         figure(report, args.figure)
         log(f"wrote {args.output}")
 
@@ -178,7 +157,6 @@ def main(argv: list[str] | None = None) -> int:
         checkpoint=checkpoint,
         log=log,
     )
-    header["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     checkpoint(report)
     log(f"wrote {args.output} and {args.figure} in {round(time.perf_counter() - started, 1)} s")
     return 0
@@ -224,9 +202,10 @@ def figure(report: dict[str, Any], path: Path) -> None:
     ax.set_xticks(np.arange(len(names)), names, rotation=30, ha="right")
     ax.set_ylabel("Kendall tau vs budget recall")
     ax.set_ylim(-1.05, 1.05)
+    commit = (report["provenance"]["commit"] or "?")[:7]
     ax.set_title(
         f"Label-free scores against labelled retrieval\n({len(report['chunkers'])} chunkers, "
-        f"budget {report['settings']['budget_chars']} characters, commit {report['commit'][:7]})",
+        f"budget {report['settings']['budget_chars']} characters, commit {commit})",
         fontsize=10,
     )
     ax.legend(fontsize=8, ncol=3)

@@ -15,7 +15,7 @@ Targets (issue #35): CPU per scored item within 1.5x from the smallest to the la
 time within 1.2x of the LLM bound at every size; peak memory growing no faster than the
 embedding matrix (its growth ratio from the smallest size at most the matrix's).
 
-Workload: ``bench_engine.workload``'s passages (distinct factual sentences, four to a passage),
+Workload: ``workloads.workload``'s passages (distinct factual sentences, four to a passage),
 one per line of the document, so every passage asks its own questions. The time of the sentence
 split (once per document, inside each run) is also measured alone, with the same text as one
 line beside it: pysbd is still quadratic in the length of a line. Embedder: the lexical
@@ -39,15 +39,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_engine import simulated_server, workload
-from bench_scale import RssSampler
-from records import REPO, provenance, spread
+import harness
+from harness import REPO, spread
+from workloads import RssSampler, simulated_server, workload
 
 NEWS = REPO / "src" / "hope" / "corpora" / "sample" / "news.txt"
 
 
 def manual_workload(n: int) -> tuple[str, list[str]]:
-    """``bench_engine.workload``'s distinct passages, one per line of the document, as a
+    """``workloads.workload``'s distinct passages, one per line of the document, as a
     manual's paragraphs are (pysbd still takes time quadratic in the length of a line: a
     one-line document is measured apart, ``sentence_split``)."""
     _, passages = workload(n)
@@ -355,25 +355,24 @@ def main() -> None:
         print(readme_table(json.loads(Path(args.output).read_text(encoding="utf-8"))))
         return
 
-    from hope.core.io import write_json_atomic
-
+    bench_run = harness.start()  # the code measured: before the runs, so a later edit cannot
+    # relabel it
     if args.only_duplicate_case:
-        report = json.loads(Path(args.output).read_text())
-        header = {**provenance(), "command": " ".join([Path(sys.executable).name, *sys.argv])}
+        if not Path(args.output).is_file():
+            parser.error(f"--only-duplicate-case: {args.output} does not exist")
         with tempfile.TemporaryDirectory() as tmp, simulated_server(args.latency) as (url, _):
-            report["duplicate_case"] = {**header, **duplicate_case(args, url, Path(tmp))}
-        write_json_atomic(args.output, report)
+            case = duplicate_case(args, url, Path(tmp))
+        # The rest of the record keeps its own block; the case carries this run's.
+        report = bench_run.merge_section(args.output, "duplicate_case", case)
         print(json.dumps(report["duplicate_case"]["wall_s"], indent=2))
         return
 
     sizes = sorted(args.sizes)
     report: dict[str, Any] = {
         "benchmark": "passage_scale",
-        **provenance(),  # the code measured: before the runs, so a later edit cannot relabel it
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "workload": {
             "profile": "paper (every passage a focus passage; 5 questions, top-3 each)",
-            "document": "bench_engine.workload's passages (distinct factual sentences, 4 per "
+            "document": "workloads.workload's passages (distinct factual sentences, 4 per "
             "passage), one per line",
             "embedder": "hashing (MiniLM: see minilm_projection and the duplicate case)",
             "latency_s": args.latency,
@@ -399,16 +398,16 @@ def main() -> None:
             )
             report["sizes"].append({**summarise(args, runs), "sentence_split": split})
             report["targets"] = targets(report["sizes"])
-            write_json_atomic(args.output, report)  # what is measured so far survives a kill
+            bench_run.write_record(args.output, report)  # what is measured so far survives a kill
         if args.minilm_sample:
             texts = tmp / f"d{sizes[0]}-0.texts"
             report["minilm_projection"] = minilm_projection(args, texts, report["sizes"][0])
-            write_json_atomic(args.output, report)
+            bench_run.write_record(args.output, report)
         if args.duplicates:
             report["duplicate_case"] = duplicate_case(args, url, tmp)
-            write_json_atomic(args.output, report)
+            bench_run.write_record(args.output, report)
     report["server"] = stats
-    write_json_atomic(args.output, report)
+    bench_run.write_record(args.output, report)
     print(json.dumps(report["targets"], indent=2))
 
 
@@ -450,12 +449,13 @@ def readme_table(report: dict[str, Any]) -> str:
             return f"{summary['median']:{fmt}}"
         return f"{summary['median']:{fmt}} ({summary['min']:{fmt}}-{summary['max']:{fmt}})"
 
-    code, machine = report["code"], report["machine"]
-    dirty = ", dirty tree" if code["dirty"] else ""
+    block = report["provenance"]
+    dirty = ", dirty tree" if block["dirty"] else ""
     runs = ", ".join(f"{s['passages']:,}: {s['wall_s']['n']}" for s in report["sizes"])
     lines = [
-        f"Result (`bench/results/passage_scale.json`, commit `{code['commit'][:7]}`{dirty}, "
-        f"{machine['cores']} CPU cores, load {machine['load_average_1_5_15_min']} at the start; "
+        f"Result (`bench/results/passage_scale.json`, commit `{(block['commit'] or '?')[:7]}`"
+        f"{dirty}, {block['machine']['cores']} CPU cores, load {block['load_at_start']} at the "
+        "start; "
         f"runs per size {runs}; medians, min-max in brackets):",
         "",
         "| passages | requests | scored items | LLM bound (s) | wall (s) | wall / bound "
@@ -497,7 +497,11 @@ def readme_table(report: dict[str, Any]) -> str:
             f"({dup['wall_s']['n']} run{'s' if dup['wall_s']['n'] > 1 else ''}, "
             f"{dup['requests']} requests, "
             f"{cell(dup['cpu_ms_per_scored_item'], '.2f')} ms of CPU per scored item"
-            + (f"; measured at commit `{dup['code']['commit'][:7]}`" if "code" in dup else "")
+            + (
+                f"; measured at commit `{dup['provenance']['commit'][:7]}`"
+                if dup.get("provenance", {}).get("commit")
+                else ""
+            )
             + ")."
         )
     mini = report.get("minilm_projection")

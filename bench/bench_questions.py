@@ -18,42 +18,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
-import subprocess
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hope.core.hope_settings import validated
-from hope.core.io import read_jsonl, write_json_atomic
+import harness
+from harness import REPO
+from hope.core.io import read_jsonl
 from hope.models.factory import open_cache
 from hope.pipeline.questions_step import make_questions
-from hope.rag.rag_config import RagConfig, load_rag_config
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def rag_config(params: Path, overrides: Mapping[str, Any] | None = None) -> tuple[RagConfig, str]:
-    """``(config, corpora profile)`` as the stages read them (``load_rag_config``), with
-    ``overrides`` merged in and the result validated again."""
-    from omegaconf import OmegaConf
-
-    config, profile = load_rag_config(params)
-    if overrides:
-        merged = OmegaConf.merge(config.model_dump(mode="json"), dict(overrides))
-        merged = OmegaConf.to_container(merged)
-        config = validated(RagConfig, merged, f"params file {params}", "rag")
-    return config, profile
-
-
-def git_commit() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
+from workloads import rag_config
 
 
 def one_run(documents, generator: str, seed: int, args) -> dict[str, Any]:
@@ -125,13 +100,12 @@ def main() -> int:
     args = parser.parse_args()
     if not args.documents.is_file():
         parser.error(f"{args.documents}: no such file (run `dvc repro prepare` first)")
+    bench_run = harness.start()
     documents = read_jsonl(args.documents, "documents file")
     seeds = [int(s) for s in args.seeds.split(",")]
     generators = args.generators.split(",")
     report: dict[str, Any] = {
         "benchmark": "question generators vs quality gates (issue 12)",
-        "commit": git_commit(),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "documents": str(args.documents.relative_to(REPO)),
         "n_documents": len(documents),
         "seeds": seeds,
@@ -142,10 +116,9 @@ def main() -> int:
     if args.resume and args.out.is_file():
         previous = json.loads(args.out.read_text(encoding="utf-8"))
         done = [r for r in previous.get("runs", []) if r["generator"] in generators]
-        for run in done:
-            run.setdefault("commit", previous.get("commit"))
+        # Each run kept carries the block of the run that measured it.
         report["resumed_from_commits"] = sorted(
-            {previous.get("commit"), *previous.get("resumed_from_commits", [])} - {None}
+            {r["provenance"]["commit"] for r in done if "provenance" in r} - {None}
         )
     report["runs"] = done
     started = time.perf_counter()
@@ -153,20 +126,19 @@ def main() -> int:
         for generator in generators:
             if any(r["generator"] == generator and r["seed"] == seed for r in done):
                 continue
-            report["runs"].append(
-                {**one_run(documents, generator, seed, args), "commit": report["commit"]}
-            )
+            measured = one_run(documents, generator, seed, args)
+            report["runs"].append({"provenance": bench_run.provenance(), **measured})
             summarise(report, generators)
-            write_json_atomic(args.out, report)
+            bench_run.write_record(args.out, report)
             print(generator, seed, {k: report["runs"][-1][k] for k in ("kept", "tried")})
     if args.with_auto:
         config, _ = rag_config(args.params)
         auto = one_run(documents, "auto", config.seed, args)
-        report["runs"].append({**auto, "commit": report["commit"]})
+        report["runs"].append({"provenance": bench_run.provenance(), **auto})
     summarise(report, generators)
     report["wall_time_s"] = round(time.perf_counter() - started, 1)
     report["complete"] = True
-    write_json_atomic(args.out, report)
+    bench_run.write_record(args.out, report)
     print(f"pass rates (median over seeds): {report['best']} -> {args.out}")
     return 0
 

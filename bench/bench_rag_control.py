@@ -27,17 +27,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import os
-import platform
 import random
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_questions import rag_config
-from hope.core.io import read_jsonl, write_json_atomic
-from hope.core.result import _nan_to_none
+import harness
+from harness import REPO
+from hope.core.io import read_jsonl
 from hope.core.seeding import derive_seed
 from hope.labelled.labelled_inputs import ChunkPassage, locate_passages
 from hope.models.factory import open_cache
@@ -45,17 +42,10 @@ from hope.rag import gates, span_recall
 from hope.rag.question_generation import excerpt_windows
 from hope.rag.ragas_scoring import build_metrics, score_item
 from hope.validity.ladder_stats import mean_with_ci
+from workloads import rag_config
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "rag_context_recall_control"
 INDICATORS = ("context_recall", span_recall.NAME)
-
-
-def git_commit() -> str:
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def other_document(doc_ids: list[str], seed: int) -> dict[str, str]:
@@ -112,6 +102,7 @@ def main() -> int:
     parser.add_argument("--cache", default=None)
     parser.add_argument("--out", type=Path, default=REPO / "bench/results/validity.json")
     args = parser.parse_args()
+    bench_run = harness.start()
     for path in (args.questions, args.documents):
         if not path.is_file():
             parser.error(f"{path}: no such file (run the questions stage first)")
@@ -169,8 +160,6 @@ def main() -> int:
             "ragas context recall when retrieval returns the reference context vs passages of "
             "another document (issue 12): a judge that reads the contexts scores the first higher"
         ),
-        "commit": git_commit(),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "questions": shown(args.questions),
         "n_questions": len(rows),
         "judge": endpoint.identity,
@@ -192,9 +181,8 @@ def main() -> int:
         "repeats_note": "temperature 0 and a fixed seed: a rerun returns the same values (from "
         "the response cache); the intervals are bootstrap over questions",
     }
-    report = read_json(args.out)
-    report[KEY] = _nan_to_none(section)
-    write_json_atomic(args.out, report)
+    # The section carries this run's provenance block; the rest of the file keeps its own.
+    bench_run.merge_section(args.out, KEY, section)
     for label, part in (("context recall", section), (span_recall.NAME, section["judge_free"])):
         print(
             f"{label}: reference {part['reference']['mean']:.3f}, other document "
@@ -209,14 +197,6 @@ def shown(path: Path) -> str:
     """``path`` relative to the repository when it lies inside it, else as given."""
     resolved = path.resolve()
     return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    import json
-
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Repeats that in --runs fresh clones (at least 5) and writes JSON (default
 bench/results/repro.json) with the median and spread of the cold and warm wall times, per-step
 times, LLM request counts per stage, whether each clone's dvc.lock gives every output the
 committed lock's hash, whether `git status` in the clone is clean after the runs, the commit
-measured and the machine (bench/records.py), and whether the targets of issue 6 hold (cold <=
+measured and the machine (bench/harness.py), and whether the targets of issue 6 hold (cold <=
 15 min, warm <= 1 min, on the medians). Every --other-cpu-every-th clone (default: every second)
 runs as another x86 CPU would (hope.testing.OTHER_CPU_ENV); each run records its CPU (issue #35).
 """
@@ -27,12 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hope.core.io import write_json_atomic
+import harness
+from harness import MIN_RUNS, REPO, check_runs, machine, spread
 from hope.pipeline.lock import lock_differences, lock_outputs
 from hope.testing import OTHER_CPU_ENV
-from records import MIN_RUNS, check_runs, machine, provenance, spread
 
-REPO = Path(__file__).resolve().parents[1]
 # Summaries written by the stages that call an LLM; each holds its LLM usage under "usage".
 USAGE_FILES = {
     "hope": "data/hope/summary.json",
@@ -138,7 +137,7 @@ def one_run(work: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def summarise(runs: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, Any]:
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     cold, warm = (
         spread([r["cold_wall_s"] for r in runs], digits=1),
         spread([r["warm_wall_s"] for r in runs], digits=1),
@@ -147,7 +146,6 @@ def summarise(runs: list[dict[str, Any]], record: dict[str, Any]) -> dict[str, A
     clean = [not r["git_status_after_cold"] and not r["git_status_after_warm"] for r in runs]
     return {
         "benchmark": "repro",
-        **record,
         "runs": len(runs),
         "pairs": runs[0]["pairs"],
         "cold": {
@@ -195,8 +193,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     check_runs(args.runs)
-    record = provenance(REPO)
-    if record["code"]["dirty"]:
+    bench_run = harness.start()
+    if bench_run.git["dirty"]:
         print("bench_repro: the working tree differs from HEAD; the clones measure HEAD only")
     runs = []
     for number in range(args.runs):
@@ -228,9 +226,9 @@ def main() -> None:
             runs.append(run)
         print(f"bench_repro: run {number + 1}/{args.runs}: cold {runs[-1]['cold_wall_s']:.1f} s")
         # Written after every clone: a run stopped early leaves the clones it finished, marked.
-        report = {**summarise(runs, record), "runs_planned": args.runs}
+        report = {**summarise(runs), "runs_planned": args.runs}
         report["complete"] = len(runs) == args.runs
-        write_json_atomic(args.output, report)
+        report = bench_run.write_record(args.output, report)
     print(json.dumps(report, indent=2))
 
 

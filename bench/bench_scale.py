@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import resource
 import statistics
@@ -41,101 +39,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_engine import simulated_server
-from records import git_state
-
-REPO = Path(__file__).resolve().parent.parent
-PAPER_CHUNKERS = [
-    "fixed_2000_o500",
-    "fixed_2000_o0",
-    "fixed_500_o125",
-    "fixed_500_o0",
-    "recursive_2000",
-    "recursive_500",
-]
-STAND_INS = {  # in place of semantic_minilm and semantic_mpnet
-    "fixed_1000_o0": {
-        "_target_": "hope.chunking.FixedSizeChunker",
-        "chunk_size": 1000,
-        "chunk_overlap": 0,
-        "strip_whitespace": False,
-    },
-    "recursive_1000": {
-        "_target_": "hope.chunking.RecursiveChunker",
-        "chunk_size": 1000,
-        "chunk_overlap": 0,
-        "separators": ["\n\n", "\n", " ", ""],
-        "strip_whitespace": True,
-    },
-}
-
-
-def chunkers() -> list[Any]:
-    from hydra.utils import instantiate
-    from omegaconf import OmegaConf
-
-    from hope.chunking.registry import Chunker, load_chunkers
-
-    found = load_chunkers(PAPER_CHUNKERS, REPO / "conf" / "chunker")
-    for name, config in STAND_INS.items():
-        fn = instantiate(OmegaConf.create(config), _convert_="all")
-        found.append(Chunker(name=name, fn=fn, config={"name": name, **config}))
-    return found
-
-
-def mirror_documents(work_dir: Path) -> Path:
-    """The mirror prepared as the pipeline prepares it (``experiment=mirror``), once."""
-    from hydra import compose, initialize_config_dir
-
-    from hope.pipeline.run import locate_documents
-
-    with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
-        cfg = compose(config_name="config", overrides=["experiment=mirror"])
-    path, _ = locate_documents(cfg, work_dir)
-    return path
-
-
-def select(documents_path: Path, n: int, seed: int = 15) -> list[dict[str, Any]]:
-    from hope.core.io import read_jsonl
-
-    documents = read_jsonl(documents_path, "documents file")
-    if n > len(documents):
-        raise ValueError(f"{n} documents asked, the mirror has {len(documents)}")
-    order = sorted(documents, key=lambda d: d["doc_id"])
-    random.Random(seed).shuffle(order)
-    return order[:n]
-
-
-class RssSampler:
-    """Resident memory of this process every 50 ms while the scoring runs (``ru_maxrss`` alone
-    would also count the imports and the chunking before it)."""
-
-    def __init__(self, interval_s: float = 0.05):
-        import threading
-
-        self.interval_s = interval_s
-        self.first_mib = self.peak_mib = self._rss_mib()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    @staticmethod
-    def _rss_mib() -> float:
-        with open("/proc/self/statm") as handle:
-            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.peak_mib = max(self.peak_mib, self._rss_mib())
-
-    def start(self) -> RssSampler:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.peak_mib = max(self.peak_mib, self._rss_mib())
-
+import harness
+from workloads import (
+    PAPER_CHUNKERS,
+    STAND_INS,
+    RssSampler,
+    chunkers,
+    mirror_documents,
+    select,
+    simulated_server,
+)
 
 # --- the child: one scoring run --------------------------------------------------------------
 
@@ -330,7 +243,6 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
         "cold_wall_s": spread(walls),
         "cold_ratio_to_bound": round(statistics.median(walls) / bound, 3),
         "cold_process_cpu_s": round(cold["cpu_s"], 1) if "cpu_s" in cold else None,
-        "git": git_commit(),
         "peak_rss_mib": spread(rss),
         "rss_before_scoring_mib": round(cold["rss_before_scoring_mib"], 1),
         "process_max_rss_mib": round(cold["peak_rss_mib"], 1),
@@ -352,13 +264,6 @@ def measure(args, base_url: str, docs: int, tmp: Path) -> dict[str, Any]:
     }
 
 
-def git_commit() -> dict[str, Any]:
-    """The commit measured; ``dirty`` ignores bench/results/, which this benchmark itself writes
-    after each size (``records.git_state``)."""
-    state = git_state(REPO)
-    return {"commit": state["commit"], "dirty": state["dirty"]}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 30, 100])
@@ -371,7 +276,8 @@ def main() -> None:
     parser.add_argument(
         "--merge",
         action="store_true",
-        help="add these sizes to those already in --output (each size keeps its own git commit)",
+        help="add these sizes to those already in --output (each size keeps its own provenance "
+        "block)",
     )
     # child mode
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -388,8 +294,7 @@ def main() -> None:
         child(args)
         return
 
-    from hope.core.io import write_json_atomic
-
+    bench_run = harness.start()  # the code measured: before the runs
     args.documents_path = mirror_documents(Path(args.work_dir).resolve())
     sizes = sorted(args.sizes)
     results: list[dict[str, Any]] = []
@@ -398,13 +303,6 @@ def main() -> None:
         results = [r for r in earlier if r["documents"] not in sizes]
     report: dict[str, Any] = {
         "benchmark": "scale",
-        "git": git_commit(),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "note": "2 CPU cores shared with other jobs; the server runs in a child process",
-        },
         "workload": {
             "profile": "paper",
             "documents": "offline mirror (corpus=mirror), seeded shuffle (seed 15), first N",
@@ -415,6 +313,7 @@ def main() -> None:
             "concurrency": args.concurrency,
             "parallel_pairs": args.parallel_pairs,
             "repeats_small_sizes": args.repeats,
+            "server": "the simulated server, in a child process",
         },
         "sizes": results,
     }
@@ -424,12 +323,14 @@ def main() -> None:
     ):
         for docs in sizes:
             print(f"scale: {docs} documents", file=sys.stderr)
-            results.append(measure(args, url, docs, Path(tmp)))
+            # Each size carries the block of the run that measured it: --merge keeps other runs'.
+            size = measure(args, url, docs, Path(tmp))
+            results.append({"provenance": bench_run.provenance(), **size})
             results.sort(key=lambda r: r["documents"])
             report["targets"] = targets(results)
-            write_json_atomic(args.output, report)  # what is measured so far survives a kill
+            bench_run.write_record(args.output, report)  # what is measured so far survives a kill
     report["server"] = stats
-    write_json_atomic(args.output, report)
+    bench_run.write_record(args.output, report)
     print(json.dumps(report["targets"], indent=2))
 
 

@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
-import subprocess
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from bench_engine import simulated_evaluator, simulated_server, workload
-from hope.core.io import write_json_atomic
+import harness
+from workloads import simulated_evaluator, simulated_server, workload
 
 
 def run_once(urls: list[str], cache_path: Path, document, passages, concurrency: int):
@@ -45,15 +43,6 @@ def run_once(urls: list[str], cache_path: Path, document, passages, concurrency:
     return result, wall, spread, cpu
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--passages", type=int, default=40)
@@ -63,10 +52,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--output", default="bench/results/servers.json")
     args = parser.parse_args()
+    bench_run = harness.start()
 
     document, passages = workload(args.passages)
     sizes: dict[str, dict] = {}
-    commit, load_at_start = git_commit(), os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         tmp = Path(tmp)
         urls = [
@@ -125,14 +114,8 @@ def main() -> None:
         entry["speedup_vs_fewest_best_runs"] = round(base["wall_s_min"] / entry["wall_s_min"], 2)
     report = {
         "benchmark": "servers",
-        "commit": commit,
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "cpus": os.cpu_count(),
-            "load_average_at_start": [round(x, 2) for x in load_at_start],
-            "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        },
+        # The block has the load at the start; at the end, what else ran beside the rounds.
+        "load_at_end": [round(x, 2) for x in os.getloadavg()],
         "workload": {
             "passages": len(passages),
             "document_chars": len(document),
@@ -160,7 +143,7 @@ def main() -> None:
             "scores_equal_one_server": all(e["scores_equal_one_server"] for e in sizes.values()),
         },
     }
-    write_json_atomic(args.output, report)
+    bench_run.write_record(args.output, report)
     print(f"wrote {args.output}")
 
 

@@ -34,19 +34,18 @@ import math
 import re
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-import records
-from bench_choice_probs import RESULT as CHOICE_RESULT
-from bench_choice_probs import Server
+import harness
+from harness import REPO
 from hope.core.metrics.eval_context import format_passages
 from hope.core.prompting import load_prompt
 from hope.core.prompts.response_schemas import SupportResponse
-from hope.core.result import _nan_to_none
+from hope.core.result import nan_to_none
 from hope.validity.ladder_stats import mean_with_ci
+from workloads import CHOICE_PROBS_RESULT as CHOICE_RESULT
+from workloads import Server
 
-REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "bench/results/support_probs.json"
 CONDITIONS = ("oracle", "none", "other")
 _BEFORE_VERDICT = re.compile(r'"verdict"\s*:\s*"$')
@@ -162,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
+    bench_run = harness.start(None if argv is None else [__file__, *argv])
     choice = json.loads(CHOICE_RESULT.read_text())["models"][args.label]
     started = time.monotonic()
     server = Server(args.gguf)
@@ -172,9 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     rows = probe(server, choice["items"], args.seed)
     entry = {
-        **records.provenance(),
         "gguf": server.embedded.identity,
-        "quadruples_from": {"file": CHOICE_RESULT.name, "code": choice["code"]},
+        "quadruples_from": {"file": CHOICE_RESULT.name, "provenance": choice["provenance"]},
         "requests": server.requests,
         "wall_time_s": round(time.monotonic() - started, 1),
         **summarise(rows),
@@ -185,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         "what": __doc__.split("\n\n")[1].replace("\n", " "),
         "prompt": load_prompt("statement_support").to_dict(),
     }
-    records.merge_model_entry(RESULT, header, args.label, entry)
-    print(json.dumps(_nan_to_none({k: v for k, v in entry.items() if k != "items"})))
+    bench_run.merge_entry(RESULT, header, args.label, entry)
+    print(json.dumps(nan_to_none({k: v for k, v in entry.items() if k != "items"})))
     return 0
 
 

@@ -10,7 +10,7 @@ Reported per transport: process CPU ms per request and wall time, median and spr
 runs. Results: bench/results/transport.json (``make bench-transport``).
 
   httpx    ``openai.DefaultAsyncHttpxClient()``: the openai client's default
-  aiohttp  the transport hope uses (``hope.models.openai_client._aiohttp_transport``)
+  aiohttp  the transport hope uses (``hope.models.openai_client.aiohttp_transport``)
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from pathlib import Path
 import openai
 from openai.types.chat import ChatCompletion
 
-from bench_engine import simulated_server
-from hope.core.io import write_json_atomic
-from hope.models.openai_client import _aiohttp_transport
-from records import MIN_RUNS, REPO, check_runs, provenance, spread
+import harness
+from harness import MIN_RUNS, REPO, check_runs, spread
+from hope.models.openai_client import aiohttp_transport
+from workloads import simulated_server
 
 TRANSPORTS = ("httpx", "aiohttp")
 SCHEMA = {
@@ -41,7 +41,7 @@ SCHEMA = {
 def http_client(transport: str) -> openai.DefaultAsyncHttpxClient:
     if transport == "httpx":
         return openai.DefaultAsyncHttpxClient()
-    return openai.DefaultAsyncHttpxClient(transport=_aiohttp_transport())
+    return openai.DefaultAsyncHttpxClient(transport=aiohttp_transport())
 
 
 async def one_run(base_url: str, transport: str, requests: int, concurrency: int) -> dict:
@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "transport.json")
     args = parser.parse_args()
     check_runs(args.runs)
+    bench_run = harness.start()
     runs: dict[str, list[dict]] = {name: [] for name in TRANSPORTS}
     with simulated_server(args.latency, wait_s=60) as (base_url, _stats):
         for i in range(args.runs):
@@ -93,7 +94,6 @@ def main() -> None:
                 print(f"run {i + 1}/{args.runs} {name}: {json.dumps(result)}", flush=True)
     record = {
         "benchmark": "transport",
-        **provenance(),
         "workload": {
             "requests_per_run": args.requests,
             "latency_s": args.latency,
@@ -109,7 +109,7 @@ def main() -> None:
             for name, rows in runs.items()
         },
     }
-    write_json_atomic(args.out, record)
+    bench_run.write_record(args.out, record)
     print(json.dumps(record["transports"], indent=1))
 
 

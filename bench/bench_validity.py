@@ -30,95 +30,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-import records as bench_records  # not `records`: write_report's argument of that name
+import harness
+from harness import REPO
 from hope.baselines import BASELINES, compute_baselines
-from hope.chunking.registry import load_chunker
 from hope.core.evaluator import HopeEvaluator
-from hope.core.io import write_json_atomic
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
 from hope.core.packaged_configs import compose_config
-from hope.core.result import _nan_to_none
-from hope.corpora import get_adapter
-from hope.corpora.corpus_config import load_params, resolve_source
+from hope.core.result import nan_to_none
 from hope.models.factory import build_from_config
-from hope.models.llm import LLMCallError, Usage, usage_scope
-from hope.pipeline.download_step import run_download
-from hope.pipeline.prepare_step import select_documents
+from hope.models.llm import Usage, usage_scope
 from hope.validity import ladder_stats as stats
-from hope.validity.ladder import (
-    DEGRADED,
-    RUNGS,
-    aligned_passages,
-    build_ladder,
-    truncate_to_paragraphs,
-)
+from hope.validity.ladder import DEGRADED, RUNGS
+from workloads import METRICS, REDUCED, build_ladders, controls, load_documents, names
 
-REPO = Path(__file__).resolve().parents[1]
-CANDIDATES = 200  # documents drawn per domain (seeded order) before the length filter
-METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
-# The baselines are read "higher is better" as in their cards; passage_count's card says that
-# direction comes from budget recall, and on this ladder (fixed_120 has many small passages) it
-# is expected to point the wrong way: it is reported as measured.
 SCORED = (*METRICS, *BASELINES)
-# Sized for 2 shared CPU cores and SmolLM2-135M (3-10 s a request); stated in the JSON.
-REDUCED = [
-    "hope.progress=false",
-    "hope.focus_passages=1",
-    "hope.concept_unity.n_items=3",
-    "hope.semantic_independence.n_questions=1",
-    "hope.information_preservation.n_segments=4",
-]
-
-
-def load_documents(domains: list[str], per_domain: int, max_chars: int, seed: int, scratch: Path):
-    """``per_domain`` documents of each domain from the mirror, cut to whole paragraphs within
-    ``max_chars``, keeping only those with at least 3 aligned passages; interleaved by domain."""
-    cfg = load_params(REPO / "params.yaml")
-    cfg["profile"] = "mirror"
-    by_domain: dict[str, list[dict[str, Any]]] = {}
-    for domain in domains:
-        manifest = run_download(cfg, domain, scratch / domain)
-        spec = resolve_source(cfg, domain)
-        items = get_adapter(spec.adapter).candidates(spec, scratch / domain, manifest)
-        docs, _ = select_documents(
-            spec, items, count=CANDIDATES, seed=seed, min_chars=500, strict=False, seen={}
-        )
-        chosen = []
-        for doc in docs:
-            text = truncate_to_paragraphs(doc.text, max_chars)
-            if len(aligned_passages(text)) >= 3:
-                chosen.append(
-                    {
-                        "doc_id": doc.doc_id,
-                        "domain": domain,
-                        "title": doc.title,
-                        "text": text,
-                        "n_chars_full": doc.n_chars,
-                    }
-                )
-            if len(chosen) == per_domain:
-                break
-        if len(chosen) < per_domain:
-            raise SystemExit(
-                f"{domain}: {len(chosen)} documents with 3 or more aligned passages within "
-                f"{max_chars} characters, {per_domain} wanted"
-            )
-        by_domain[domain] = chosen
-    return [doc for group in zip(*by_domain.values(), strict=True) for doc in group]
-
-
-async def controls(ip: InformationPreservation, document: str) -> dict[str, Any]:
-    """ζ_inf's two controls on the document's own quadruples (shared with scoring by the cache)."""
-    out: dict[str, Any] = {"oracle": [], "no_context": [], "failed": []}
-    for segment in ip.segments(document):
-        try:
-            quad = await ip.quadruple(document, segment)
-            out["oracle"].append(await ip.judge(quad, [segment.text]))
-            out["no_context"].append(await ip.judge(quad, []))
-        except LLMCallError as exc:
-            out["failed"].append({"draw": segment.draw, "reason": exc.reason})
-    return out
 
 
 async def score_document(llm, embedder, settings, doc, ladder) -> dict[str, Any]:
@@ -139,7 +65,7 @@ async def score_document(llm, embedder, settings, doc, ladder) -> dict[str, Any]
         baselines = compute_baselines(ladder[rung], embedder, language=settings.language)
         rungs[rung] = {
             "n_passages": len(ladder[rung]),
-            "scores": _nan_to_none(
+            "scores": nan_to_none(
                 {**result.scores, **{name: baselines[name]["score"] for name in BASELINES}}
             ),
             "counts": {k: vars(v) for k, v in result.counts.items()},
@@ -244,29 +170,9 @@ def analyse(records: list[dict[str, Any]], seed: int) -> dict[str, Any]:
     }
 
 
-def git_commit() -> str:
-    """The commit measured, with ``-dirty`` when the working tree differed (bench/records.py)."""
-    state = bench_records.git_state(REPO)
-    return state["commit"] + ("-dirty" if state["dirty"] else "")
-
-
-def build_ladders(docs: list[dict[str, Any]], seed: int) -> list[dict[str, list[str]]]:
-    """Each document's quality ladder; its foreign passages come from the next document in the
-    list, which the interleaving by domain makes another domain's."""
-    recursive = load_chunker("recursive_500", REPO / "conf" / "chunker")
-    return [
-        build_ladder(
-            doc["text"],
-            docs[(i + 1) % len(docs)]["text"],
-            recursive=lambda t, d=doc: [p.text for p in recursive.chunk(t, d["doc_id"])],
-            seed=seed,
-        )
-        for i, doc in enumerate(docs)
-    ]
-
-
 async def run(args: argparse.Namespace, overrides: list[str]) -> None:
-    args.commit = git_commit()  # the code measured: later commits must not relabel this run
+    # The code measured, taken now: later commits must not relabel this run.
+    bench_run = harness.start()
     with tempfile.TemporaryDirectory(prefix="hope-validity-") as scratch:
         docs = load_documents(
             args.domains, args.per_domain, args.max_chars, args.seed, Path(scratch)
@@ -299,18 +205,19 @@ async def run(args: argparse.Namespace, overrides: list[str]) -> None:
                     ),
                     flush=True,
                 )
-            write_report(args, overrides, docs, ladders, models, records, started, complete=False)
+            write_report(
+                args, overrides, docs, ladders, models, records, started, bench_run, complete=False
+            )
             _write_text_atomic(evidence_path, "".join(evidence_lines))
     finally:
         for _, _, llm, _ in models.values():
             await llm.aclose()
-    write_report(args, overrides, docs, ladders, models, records, started, complete=True)
+    write_report(args, overrides, docs, ladders, models, records, started, bench_run, complete=True)
     print(f"wrote {args.out} and {evidence_path}", flush=True)
 
 
 def _json_line(value: Any) -> str:
-
-    return json.dumps(_nan_to_none(value), ensure_ascii=False, allow_nan=False) + "\n"
+    return json.dumps(nan_to_none(value), ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
@@ -319,15 +226,16 @@ def _write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-def write_report(args, overrides, docs, ladders, models, records, started, *, complete: bool):
+def write_report(
+    args, overrides, docs, ladders, models, records, started, bench_run, *, complete: bool
+):
+    """Write the report of the documents scored so far under ``bench_run``'s provenance block."""
     from omegaconf import OmegaConf
 
     any_cfg = next(iter(models.values()))[0]
     report = {
         "benchmark": "validity (issue 11)",
         "complete": complete,
-        "commit": args.commit,
-        "machine": bench_records.machine(),
         "wall_time_s": time.perf_counter() - started,
         "models": {
             "llm": OmegaConf.to_container(any_cfg.llm, resolve=True),
@@ -384,13 +292,15 @@ def write_report(args, overrides, docs, ladders, models, records, started, *, co
         },
         "profiles": {p: analyse(records[p], args.seed) for p in records if records[p]},
     }
-    report["targets_met"] = _nan_to_none(targets(_nan_to_none(report)))
+    report["targets_met"] = nan_to_none(targets(nan_to_none(report)))
     if args.out.exists():
         # Other benchmarks merge their own sections into this file (bench_rag_control.py:
-        # rag_context_recall_control); a rerun of this one keeps them.
+        # rag_context_recall_control, with its own provenance block); a rerun of this one keeps
+        # them. The block at the top is this run's.
         for key, value in json.loads(args.out.read_text(encoding="utf-8")).items():
-            report.setdefault(key, value)
-    write_json_atomic(args.out, _nan_to_none(report))
+            if key != "provenance":
+                report.setdefault(key, value)
+    return bench_run.write_record(args.out, report)
 
 
 SHORT = {
@@ -414,7 +324,7 @@ def _num(value: float | None) -> str:
 
 
 def render_table(report: dict[str, Any]) -> str:
-    """The README's tables (markdown) from a validity.json report."""
+    """The tables (markdown) of a validity.json report."""
     lines = []
     rendered: dict[str, str] = {}  # settings (profile name apart) -> the profile rendered with them
     for profile, result in report["profiles"].items():
@@ -521,14 +431,10 @@ def render_targets(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _names(value: str) -> list[str]:
-    return [v for v in value.split(",") if v]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--profiles", type=_names, default=["paper", "robust"])
-    parser.add_argument("--domains", type=_names, default=["news", "wiki", "arxiv", "tos"])
+    parser.add_argument("--profiles", type=names, default=["paper", "robust"])
+    parser.add_argument("--domains", type=names, default=["news", "wiki", "arxiv", "tos"])
     parser.add_argument("--per-domain", type=int, default=3)
     parser.add_argument("--max-chars", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=2025)

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from bench_validity import METRICS
-from hope.core.io import write_json_atomic
+import harness
+from harness import REPO
 from hope.validity import ladder_stats as stats
 from hope.validity.ladder import DEGRADED
 from hope.validity.ladder_stats import win_share  # the same share as the tables
+from workloads import METRICS
 
-REPO = Path(__file__).resolve().parents[1]
 N_BOOT = 2000
 
 
@@ -86,12 +86,12 @@ def compare(records: list[tuple[str, dict[str, Any]]], profile: str = "paper") -
         minutes = [d["wall_time_s"] / 60 for d in rows if d["doc_id"] in shared]
         models[label] = {
             "source": {
-                "commit": record["commit"],
+                # The validity run's own block: its commit, tree and machine.
+                "provenance": record["provenance"],
                 "complete": record["complete"],
                 "documents_in_record": len(rows),
                 "llm": record["models"]["llm"].get("model"),
                 "gguf_path_set": bool(record["models"]["llm"].get("gguf_path")),
-                "machine": record["machine"],
             },
             "metrics": metrics,
             "minutes_per_document": {
@@ -131,7 +131,8 @@ def render_table(result: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for label, model in result["models"].items():
-        cells = [f"{label} (`{model['source']['commit'][:7]}`)"]
+        commit = model["source"]["provenance"]["commit"] or "?"
+        cells = [f"{label} (`{commit[:7]}`)"]
         for metric in METRICS:
             pooled = model["metrics"][metric]["pooled"]
             cells.append(f"{pooled['share_wins']:.2f} {_ci(pooled['share_wins_ci95'])}")
@@ -170,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if len(labels) != len(loaded):
         parser.error("one label per record")
+    bench_run = harness.start(None if argv is None else [__file__, *argv])
     result = compare(list(zip(labels, loaded, strict=True)), args.profile)
     result["inputs"] = [p.name for p in args.records]  # names only: no machine's paths
-    write_json_atomic(args.out, result)
+    bench_run.write_record(args.out, result)
     print(render_table(result))
     return 0
 

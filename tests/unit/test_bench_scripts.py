@@ -29,7 +29,7 @@ def test_bench_script_prints_its_help(script):
 
 def test_rag_benchmarks_compose_the_committed_params_with_their_overrides(monkeypatch):
     monkeypatch.syspath_prepend(str(REPO / "bench"))
-    from bench_questions import rag_config
+    from workloads import rag_config
 
     config, profile = rag_config(
         REPO / "params.yaml",

@@ -83,7 +83,6 @@ def _write(bench_validity, tmp_path: Path, records: list[dict]) -> dict:
     cfg = compose_config(["hope=paper"])
     settings = validated(HopeSettings, OmegaConf.to_container(cfg.hope, resolve=True), "t", "hope")
     args = argparse.Namespace(
-        commit="0" * 40,
         domains=["news"],
         per_domain=2,
         max_chars=2000,
@@ -96,8 +95,12 @@ def _write(bench_validity, tmp_path: Path, records: list[dict]) -> dict:
     ]
     ladders = [{rung: ["p"] * N_PASSAGES[rung] for rung in RUNGS} for _ in records]
     models = {"paper": (cfg, settings, None, None)}
+    import harness
+
+    run = harness.start(["bench/bench_validity.py"])
+    run.git = {"commit": "0" * 40, "dirty": False, "changed_files": 0}
     bench_validity.write_report(
-        args, [], docs, ladders, models, {"paper": records}, 0.0, complete=True
+        args, [], docs, ladders, models, {"paper": records}, 0.0, run, complete=True
     )
     return json.loads(args.out.read_text(encoding="utf-8"))
 
@@ -121,7 +124,7 @@ def test_report_counts_wins_ties_and_losses_for_hope_and_the_baselines(bench_val
     controls = report["profiles"]["paper"]["information_preservation_controls"]
     assert (controls["oracle"]["accuracy"], controls["no_context"]["accuracy"]) == (1.0, 0.0)
     assert report["profiles"]["paper"]["cost"]["llm_requests"] == 2 * (5 * 5 + 2)
-    assert report["machine"]["cores"] >= 1
+    assert report["provenance"]["machine"]["cores"] >= 1
     assert report["targets_met"]["paper"]["hope_aligned_wins"]["met"] is True
     assert report["targets_met"]["paper"]["information_preservation_aligned_wins"]["met"] is False
 
@@ -149,10 +152,11 @@ def test_a_profile_with_the_same_settings_is_one_line_not_a_second_table(bench_v
 
 def test_a_rerun_keeps_the_sections_other_benchmarks_merged_into_the_file(bench_validity, tmp_path):
     out = tmp_path / "validity.json"
-    out.write_text(json.dumps({"commit": "old", "rag_context_recall_control": {"kept": 1}}))
+    old = {"provenance": {"commit": "1" * 40}, "rag_context_recall_control": {"kept": 1}}
+    out.write_text(json.dumps(old))
     report = _write(bench_validity, tmp_path, [_record("d1")])
     assert report["rag_context_recall_control"] == {"kept": 1}
-    assert report["commit"] == "0" * 40
+    assert report["provenance"]["commit"] == "0" * 40  # the block at the top is this run's
 
 
 def test_models_are_compared_on_the_documents_both_records_hold(bench_validity, tmp_path):

@@ -1,5 +1,5 @@
 """The helpers behind the reproducibility checks: dvc.lock output comparison and the
-benchmark record (median and spread, commit, machine) shared by bench/*.py."""
+benchmark record (median and spread, commit, machine) shared by bench/*.py (bench/harness.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def bench_records():
-    spec = importlib.util.spec_from_file_location("bench_records", REPO / "bench" / "records.py")
+    spec = importlib.util.spec_from_file_location("bench_harness", REPO / "bench" / "harness.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -162,7 +162,7 @@ def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
 
     runs = [run(600 + i, 10 + i, True, []) for i in range(4)] + [run(1000, 70, True, [])]
     runs[1]["cpu_emulated"] = {"ATEN_CPU_CAPABILITY": "default"}
-    report = module.summarise(runs, {"code": {}, "machine": {}})
+    report = module.summarise(runs)
     assert report["cpu_each"] == ["Some CPU"] * 5
     assert report["cpu_emulated_each"][:2] == [None, {"ATEN_CPU_CAPABILITY": "default"}]
     assert report["cold"]["wall_s"]["median"] == 602 and report["cold"]["wall_s"]["max"] == 1000
@@ -173,7 +173,7 @@ def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
         "git_status_clean": True,
     }
     runs[0] = run(600, 10, False, [" M dvc.lock"])
-    report = module.summarise(runs, {"code": {}, "machine": {}})
+    report = module.summarise(runs)
     assert report["met"]["lock_equals_committed"] is False
     assert report["met"]["git_status_clean"] is False
     assert report["lock_differences_first_run"] == ["x: a != b"]
@@ -183,14 +183,19 @@ def test_bench_repro_summary_takes_medians_and_flags_a_dirty_clone(monkeypatch):
 def test_a_model_entry_merges_into_its_record_keeping_the_others(tmp_path):
     records = bench_records()
     path = tmp_path / "probe.json"
-    records.merge_model_entry(path, {"benchmark": "probe"}, "small", {"score": float("nan")})
-    records.merge_model_entry(path, {"benchmark": "probe", "what": "w"}, "large", {"score": 0.5})
-    records.merge_model_entry(path, {"benchmark": "probe"}, "small", {"score": 0.25})
-    assert json.loads(path.read_text()) == {
-        "benchmark": "probe",
-        "what": "w",
-        "models": {"small": {"score": 0.25}, "large": {"score": 0.5}},
-    }
+    first, second = records.start(["bench/x.py"]), records.start(["bench/x.py", "--second"])
+    first.merge_entry(path, {"benchmark": "probe"}, "small", {"score": float("nan")})
+    second.merge_entry(path, {"benchmark": "probe", "what": "w"}, "large", {"score": 0.5})
+    second.merge_entry(path, {"benchmark": "probe"}, "small", {"score": 0.25})
+    record = json.loads(path.read_text())
+    # The block at the top is the run that wrote the header last; each entry has its run's.
+    assert next(iter(record)) == "provenance"
+    assert set(record) == {"provenance", "benchmark", "what", "models"}
+    assert record["provenance"]["command"] == "python bench/x.py --second"
+    assert {k: v["score"] for k, v in record["models"].items()} == {"small": 0.25, "large": 0.5}
+    for entry in record["models"].values():
+        assert records.check_block(entry["provenance"]) == []
+        assert entry["provenance"]["command"] == "python bench/x.py --second"
 
 
 def test_bench_repro_reads_every_stage_usage_block(monkeypatch, tmp_path):

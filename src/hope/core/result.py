@@ -47,7 +47,7 @@ class HopeResult:
         return {name: getattr(self, name) for name in ("hope", *METRICS)}
 
     def to_dict(self) -> dict[str, Any]:
-        return _nan_to_none(asdict(self))
+        return nan_to_none(asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HopeResult:
@@ -93,12 +93,14 @@ def check_something_scored(results: Iterable[HopeResult], scope: str = "") -> No
     raise NothingScoredError(message)
 
 
-def _nan_to_none(value: Any) -> Any:
-    # JSON has no NaN: an undefined score is written as null, with its reason in failures/warnings.
+def nan_to_none(value: Any) -> Any:
+    """``value`` with every NaN float, in nested dicts, lists and tuples, replaced by None (a
+    tuple becomes a list): JSON has no NaN, so an undefined score is written as null, with its
+    reason in failures/warnings."""
     if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
+        return {k: nan_to_none(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_nan_to_none(v) for v in value]
+        return [nan_to_none(v) for v in value]
     return value

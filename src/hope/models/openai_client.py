@@ -54,7 +54,7 @@ def _report_retry(retries_taken: int) -> None:
         observer(retries_taken)
 
 
-def _aiohttp_transport() -> Any:
+def aiohttp_transport() -> Any:
     """aiohttp as an httpx transport: the one the openai client ships for its ``aiohttp`` extra
     (``openai.DefaultAioHttpClient``), with connection failures named as such. Its exception map
     turns a refused connection or an unknown host into ``ConnectTimeout`` (the first match wins
@@ -269,7 +269,7 @@ class LazyOpenAIClient:
         openai client's retries, timeouts and typed errors are the same over both. An injected
         ``transport`` (test doubles) keeps httpx's."""
         hooks = {"request": [_observe_attempt]}
-        transport = self._transport if self._transport is not None else _aiohttp_transport()
+        transport = self._transport if self._transport is not None else aiohttp_transport()
         return openai.DefaultAsyncHttpxClient(transport=transport, event_hooks=hooks)
 
     async def _through_pool(self, send: Callable[[openai.AsyncOpenAI], Any]) -> Any:
