@@ -310,7 +310,7 @@ def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
             "hope.seed=7",
             "hope.llm=llamacpp_server",
             "hope.embedder=hashing",
-            "hope.core.response_cache=cache.sqlite",
+            "hope.cache=cache.sqlite",
             "chunkers=[fixed_500_o0,recursive_500]",
         ]
         run = dvc(
