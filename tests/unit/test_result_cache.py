@@ -2,6 +2,7 @@
 reads them back; anything that changes the result makes a new key; faults are never kept."""
 
 import math
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
@@ -150,3 +151,20 @@ def test_build_evaluator_follows_cache_reuse_results(reuse, tmp_path):
     assert (built.result_cache is not None) is reuse
     if reuse:
         assert built.result_cache is built.llm.cache
+
+
+def test_the_code_fingerprint_covers_the_whole_package():
+    """Not only hope/core, where the module lives: a changed model client, profile or prompt
+    must change the key of every kept result."""
+    import hope
+    from hope.core.result_cache import PACKAGE_ROOT, fingerprinted_files
+
+    assert Path(hope.__file__).resolve().parent == PACKAGE_ROOT
+    names = {path.relative_to(PACKAGE_ROOT).as_posix() for path in fingerprinted_files()}
+    assert {
+        "models/llm.py",
+        "conf/hope/paper.yaml",
+        "core/prompts/qa_pairs.yaml",
+        "core/metrics/equations.py",
+        "pipeline/score_step.py",
+    } <= names

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
+import hope
 from hope.core import text as hope_text
 from hope.core.text import Sentence
 
-SAMPLES = sorted((Path(hope_text.__file__).parent / "corpora" / "sample").glob("*.txt"))
+SAMPLES = sorted((Path(hope.__file__).parent / "corpora" / "sample").glob("*.txt"))
+assert SAMPLES, "no sample corpus found: the test would check nothing"
 
 
 def reference_split(text: str) -> tuple[Sentence, ...]:

@@ -29,15 +29,26 @@ ANSWER_SETTINGS = ("max_tokens", "strict_schema", "send_seed", "extra_body", "ma
 SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".txt", ".j2", ".json", ".jinja"}
 
 
+# The whole ``hope`` package (this module is in hope/core): models, prompts and profiles included.
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+
+
+def fingerprinted_files() -> list[Path]:
+    """The package's source, prompt and profile files, in the order they are hashed."""
+    return [
+        path
+        for path in sorted(PACKAGE_ROOT.rglob("*"))
+        if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts and path.is_file()
+    ]
+
+
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     """SHA-256 of the package's source, prompt and profile files (paths and bytes)."""
-    root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*")):
-        if path.suffix in SOURCE_SUFFIXES and "__pycache__" not in path.parts and path.is_file():
-            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
-            digest.update(path.read_bytes() + b"\0")
+    for path in fingerprinted_files():
+        digest.update(path.relative_to(PACKAGE_ROOT).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
