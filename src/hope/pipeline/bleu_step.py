@@ -1,12 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.bleu_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``bleu``: the paper's BLEU baseline for every (document, chunker) pair.
-
-Reads ``data/prepared/documents.jsonl`` and ``data/chunks/passages.jsonl`` and writes
-``data/bleu/bleu.jsonl`` with one line per pair: ``doc_id``, ``chunker``, ``bleu`` (0-100) and
-sacrebleu's ``signature``. The passages of a pair are joined in ``index`` order; see
-:mod:`hope.chunking.bleu_baseline` for the tokenisation and joiner parameters.
+"""DVC stage ``bleu``: the paper's BLEU baseline for every (document, chunker) pair. This module is
+the stage's work; ``hope.stages.bleu_stage`` is its ``main`` (arguments, the files it reads and
+writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

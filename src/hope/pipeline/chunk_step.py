@@ -1,20 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.chunk_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``chunk``: every selected chunker over every prepared document.
-
-Reads ``data/prepared/documents.jsonl`` (one document per line with at least ``doc_id``, ``text``
-and ``domain``) and the chunker names (``--chunkers`` or the ``chunkers`` list of a params file),
-loads each ``conf/chunker/<name>.yaml`` and writes
-
-* ``data/chunks/passages.jsonl``: one passage per line (``passage_id``, ``doc_id``, ``chunker``,
-  ``index``, ``text``, ``start``, ``end``, ``domain``), chunkers in the order given, documents in
-  file order within each chunker;
-* ``data/chunks/summary.json``: per chunker the number of documents and passages, the mean and
-  median passage length in characters, and the config it was built from.
-
-Both files are replaced atomically and only after every pair succeeded; a chunker that returns no
-passages for a document stops the stage with an error naming both.
+"""DVC stage ``chunk``: every selected chunker over every prepared document. This module is the
+stage's work; ``hope.stages.chunk_stage`` is its ``main`` (arguments, the files it reads and
+writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.download_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``download@<domain>``: fetch one corpus's raw files into ``data/raw/<domain>``.
-
-The stage writes into a staging folder and swaps it into place only when every file has been
-fetched and verified, so a failure never leaves a half-filled output folder behind.
+"""DVC stage ``download@<domain>``: fetch one corpus's raw files into ``data/raw/<domain>``. This
+module is the stage's work; ``hope.stages.download_stage`` is its ``main`` (arguments, the files
+it reads and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The work of the DVC stage in ``hope.stages.labelled_data_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``labelled_data``: the labelled benchmark's corpora and questions, copied and checked.
-
-Copies ``corpora/<name>.md`` for every corpus in params.yaml ``labelled.corpora``,
-``questions.jsonl`` and the licence from ``labelled.source`` (a folder in the format of Chroma's
-general evaluation set, by default ``../shared/benchmarks/chroma-general-eval``) into ``--out``,
-so that the files the benchmark reads are DVC-tracked outputs with their hashes in dvc.lock. Every
-file must match its sha256 in ``labelled.checksums``: a missing source, a missing file or a
-different checksum is an error naming the file, and nothing is written.
+"""DVC stage ``labelled_data``: the labelled benchmark's corpora and questions, copied and checked.
+This module is the stage's work; ``hope.stages.labelled_data_stage`` is its ``main`` (arguments,
+the files it reads and writes), and ``hope-run``, the dry-run estimate and batch call the same
+functions.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.labelled_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``labelled``: does HOPE pick the chunker that retrieves best? (issue #18)
-
-Reads the labelled corpora and questions that ``labelled_data`` copied (``--data``) and params.yaml
-``labelled:`` (``hope.labelled.benchmark.BenchmarkSettings``: corpora, chunkers, k, budget, HOPE
-profiles and sizes; the ``sample`` experiment's slice by default, ``experiment=labelled`` the
-whole 2-core benchmark). For every chunker on every corpus: labelled retrieval, the cheap
-baselines, BLEU and HOPE; then Kendall τ and pairwise agreement of each label-free score with
-the labelled measures, per corpus and pooled (``hope.labelled.convergent``). Writes
-
-* ``results.json``: everything, per question and per item (no time, host or path);
-* ``chunkers.csv``: one row per (corpus, chunker), the data of the DVC plot;
-* ``metrics.json``: τ per labelled target, corpus (and ``pooled``) and score, for
-  ``dvc metrics show`` and ``dvc exp show``;
-
-and logs an MLflow run beside the HOPE runs (params.yaml ``tracking:``), a child per chunker.
-Score columns: ``hope`` and the sub-metrics are the first profile's; another profile's carry its
-name (``hope_robust``).
+"""DVC stage ``labelled``: does HOPE pick the chunker that retrieves best? (issue #18) This module
+is the stage's work; ``hope.stages.labelled_stage`` is its ``main`` (arguments, the files it
+reads and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.notebooks_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``notebooks``: execute the jupytext notebooks of ``notebooks/`` headless.
-
-Each ``notebooks/*.py`` (jupytext percent format, kept in git without outputs) is converted in
-memory, run by papermill with the given parameters, and the executed notebook is written to
-``--out-dir`` (``paper_figures/notebooks/<name>.ipynb``); a notebook that fails is kept as
-``<name>.failed.ipynb`` for inspection and the stage exits non-zero. With ``--mlflow`` the
-folder ``--mlflow-dir`` (``paper_figures/``) is then logged to an MLflow run.
+"""DVC stage ``notebooks``: execute the jupytext notebooks of ``notebooks/`` headless. This module
+is the stage's work; ``hope.stages.notebooks_stage`` is its ``main`` (arguments, the files it
+reads and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.prepare_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``prepare``: select, normalise and validate every corpus into one document table.
-
-Output: ``documents.jsonl`` (one JSON object per document, exactly the schema's fields, in Table 1
-domain order and selection order) and ``manifest.json`` (per corpus: the download provenance with
-URLs, revisions and checksums; the seed; what was selected; every document that was filtered out or
-skipped, with its reason).
+"""DVC stage ``prepare``: select, normalise and validate every corpus into one document table. This
+module is the stage's work; ``hope.stages.prepare_stage`` is its ``main`` (arguments, the files
+it reads and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

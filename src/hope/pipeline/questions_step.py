@@ -1,24 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.questions_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``questions``: the open-book test questions of section 4.2, per domain.
-
-Reads ``data/prepared/documents.jsonl``, the RAG config (the ``rag:`` section of params.yaml,
-composed from conf/'s ``rag`` group, and its ``corpora.profile``) and writes
-
-* ``data/questions/questions.jsonl``: one question per line: ``question_id``, ``domain``,
-  ``doc_id`` (the document it was generated from, the join key of the aggregation),
-  ``question``, ``reference`` (answer), ``reference_contexts``, ``source_doc_ids``,
-  ``generator`` (``ragas`` | ``fallback`` | ``extractive``), ``generator_detail`` (ragas
-  synthesizer or prompt id), ``fallback_reason``, ``gates`` (each quality gate's result, the
-  judge's verdict where one was asked) and, for extractive questions, ``reference_span``
-  (character offsets of the reference answer in the document);
-* ``data/questions/summary.json``: per domain what each generator tried and what passed the
-  quality gates (hope.rag.gates), the rejections with their reasons, what failed, the shortfall,
-  the LLM usage and the config.
-
-LLM responses are cached (``--cache``, default $HOPE_CACHE or .cache/hope/cache.sqlite), so a
-rerun with the same config sends no request and a killed run resumes.
+"""DVC stage ``questions``: the open-book test questions of section 4.2, per domain. This module is
+the stage's work; ``hope.stages.questions_stage`` is its ``main`` (arguments, the files it reads
+and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

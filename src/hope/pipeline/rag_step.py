@@ -1,15 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.rag_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``rag``: one RAG pipeline per chunker answers every test question.
-
-For each chunker, all passages of a domain's documents form one index (embedder of the RAG
-config); each question retrieves its top-k passages by cosine similarity (ties by passage id) from
-its domain's index and the answer LLM answers from them. Writes ``data/rag/answers.jsonl`` with one
-line per (chunker, question): ``question_id``, ``chunker``, ``doc_id``, ``domain``, ``answer``
-(null when the LLM failed, with the reason in ``error``), ``retrieved_passage_ids``,
-``retrieved_doc_ids``, ``retrieved_scores`` and ``usage`` (that answer's LLM requests, cache hits
-and tokens), plus ``data/rag/summary.json``.
+"""DVC stage ``rag``: one RAG pipeline per chunker answers every test question. This module is the
+stage's work; ``hope.stages.rag_stage`` is its ``main`` (arguments, the files it reads and
+writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

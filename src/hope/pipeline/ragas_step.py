@@ -1,22 +1,7 @@
-"""The work of the DVC stage in ``hope.stages.ragas_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``ragas``: the four RAGAS indicators of section 4.2 for every (question, chunker), and
-beside them the judge-free reference-span recall (hope.rag.span_recall, beyond the paper).
-
-Reads the questions, the answers and the passages (for the texts of the retrieved ids) and writes
-to ``data/ragas/``:
-
-* ``per_question.jsonl``: ``question_id``, ``chunker``, ``doc_id``, ``domain``, ``generator`` and
-  per indicator its value (null when ragas could not produce it) and ``<indicator>_error`` (the
-  reason, null on success);
-* ``per_doc_chunker.csv``: join key ``doc_id, chunker`` (plus ``domain``, ``n_questions``); per
-  indicator the mean over the document's questions that scored (a question belongs to the
-  document it was generated from), ``<indicator>_n`` and ``<indicator>_n_failed``; ``NaN`` when
-  every question of the pair failed. Pairs without questions have no row;
-* ``summary.json``: NaN counts per indicator and chunker, reasons per indicator, LLM usage.
-
-Judge LLM requests go through the response cache: a rerun sends none, a killed run resumes.
+"""DVC stage ``ragas``: the four RAGAS indicators of section 4.2 for every (question, chunker), and
+beside them the judge-free reference-span recall (hope.rag.span_recall, beyond the paper). This
+module is the stage's work; ``hope.stages.ragas_stage`` is its ``main`` (arguments, the files it
+reads and writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
-"""The work of the DVC stage in ``hope.stages.score_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``hope``: HOPE and its sub-metrics for every (document, chunker) pair.
-
-Reads ``data/prepared/documents.jsonl`` and ``data/chunks/passages.jsonl`` and the ``hope:``
-section of ``params.yaml`` (profile, models, Hydra overrides of the ``score`` config), then writes
-
-* ``data/hope/scores.csv``: one row per (doc_id, chunker): scores and item counts;
-* ``data/hope/evidence.jsonl``: the full result of each pair (statements, questions, answers,
-  quadruples, choices, failures, prompts);
-* ``data/hope/summary.json``: usage (calls, tokens, cache hits, failures), failures per metric and
-  chunker, prompts with versions, settings and model identities;
-* ``data/hope/metrics.json`` and, with params.yaml's ``tracking:`` on, one MLflow run
-  (``hope.tracking.stage``).
-
-Outputs replace the old ones atomically, only when every pair is done. LLM answers go to the
-response cache as they arrive, so a killed run picks up where it stopped.
+"""DVC stage ``hope``: HOPE and its sub-metrics for every (document, chunker) pair. This module is
+the stage's work; ``hope.stages.score_stage`` is its ``main`` (arguments, the files it reads and
+writes), and ``hope-run``, the dry-run estimate and batch call the same functions.
 """
 
 from __future__ import annotations

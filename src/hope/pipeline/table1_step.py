@@ -1,10 +1,7 @@
-"""The work of the DVC stage in ``hope.stages.table1_stage``,
-shared by that stage's ``main``, ``hope-run``, the dry-run estimate and batch.
-
-DVC stage ``table1``: Table 1 of the paper (documents per domain and source) from prepared data.
-
-Adds what the paper's table leaves out: mean and median characters per document, and the paper's own
-document count beside the reproduced one.
+"""DVC stage ``table1``: Table 1 of the paper (documents per domain and source) from prepared data.
+This module is the stage's work; ``hope.stages.table1_stage`` is its ``main`` (arguments, the
+files it reads and writes), and ``hope-run``, the dry-run estimate and batch call the same
+functions.
 """
 
 from __future__ import annotations
