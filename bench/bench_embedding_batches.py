@@ -77,7 +77,7 @@ def main() -> None:
     back = np.argsort(order)
 
     embedder = SentenceTransformerEmbedder("minilm")
-    model = embedder._load()
+    model = embedder.load_model()
     big = batched(model, items, 32)
     small = batched(model, shuffled, 8)[back]
     alone_a = embedder.embed(items)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
 from hope.core.packaged_configs import compose_config
@@ -57,7 +57,7 @@ async def score_rung(ip: InformationPreservation, document: str, passages: list[
     segments = await ip.score(document, passages, vectors, ids)
     correct = [s["correct"] for s in segments if s["status"] == "ok"]
     return {
-        "information_preservation": scoring.information_preservation(correct)
+        "information_preservation": equations.information_preservation(correct)
         if correct
         else math.nan,
         "segments_ok": len(correct),

@@ -41,7 +41,7 @@ from typing import Any
 
 import harness
 from harness import REPO, spread
-from workloads import RssSampler, simulated_server, workload
+from workloads import RssSampler, simulated_llm, simulated_server, workload
 
 NEWS = REPO / "src" / "hope" / "corpora" / "sample" / "news.txt"
 
@@ -72,21 +72,14 @@ def child(args: argparse.Namespace) -> None:
 
     from hope.core.evaluator import HopeEvaluator
     from hope.core.hope_settings import load_profile
-    from hope.core.metrics import equations as scoring
+    from hope.core.metrics import equations
     from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-    from hope.models.factory import build_embedder, build_llm
+    from hope.models.factory import build_embedder
 
     def build(cache_path: Path):
         cache = ResponseCache(cache_path)
-        llm = build_llm(
-            backend="openai",
-            model="simulated",
-            base_url=args.base_url,
-            concurrency=args.concurrency,
-            cache=cache,
-            max_retries=8,
-        )
+        llm = simulated_llm(args.base_url, args.concurrency, cache)
         if args.embedder == "minilm":
             embedder = build_embedder(cache=cache)
         else:
@@ -107,7 +100,7 @@ def child(args: argparse.Namespace) -> None:
     # The retrieval's own CPU, on the event loop's thread (thread_time: the embedding worker
     # thread runs meanwhile and is not retrieval).
     retrieval = {"cpu_s": 0.0, "calls": 0, "queries": 0}
-    top_k = scoring.PassageIndex.top_k
+    top_k = equations.PassageIndex.top_k
 
     def timed_top_k(self, queries, k, *, exclude=()):
         started = time.thread_time()
@@ -118,7 +111,7 @@ def child(args: argparse.Namespace) -> None:
             retrieval["calls"] += 1
             retrieval["queries"] += len(queries) if getattr(queries, "ndim", 1) > 1 else 1
 
-    scoring.PassageIndex.top_k = timed_top_k
+    equations.PassageIndex.top_k = timed_top_k
 
     if args.workload == "duplicates":
         document, passages = duplicate_workload(args.passages)

@@ -47,6 +47,7 @@ from workloads import (
     chunkers,
     mirror_documents,
     select,
+    simulated_llm,
     simulated_server,
 )
 
@@ -62,7 +63,6 @@ def child(args: argparse.Namespace) -> None:
     from hope.core.io import atomic_path
     from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-    from hope.models.factory import build_llm
     from hope.pipeline.chunk_step import chunk_pair
     from hope.pipeline.score_step import score_pair_stream, score_row
 
@@ -86,14 +86,7 @@ def child(args: argparse.Namespace) -> None:
                 yield document, chunker.name, records
 
     cache = ResponseCache(args.cache)
-    llm = build_llm(
-        backend="openai",
-        model="simulated",
-        base_url=args.base_url,
-        concurrency=args.concurrency,
-        cache=cache,
-        max_retries=8,
-    )
+    llm = simulated_llm(args.base_url, args.concurrency, cache)
     embedder = CachingEmbedder(HashingEmbedder(), cache)
     settings = load_profile("paper", progress=False)
     evaluator = HopeEvaluator(

@@ -33,7 +33,7 @@ def run_once(urls: list[str], cache_path: Path, document, passages, concurrency:
     result = evaluator.evaluate(document, passages)
     wall = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
-    pool = llm._client.pool
+    pool = llm.server_pool
     # Requests sent to each server, and faults seen (none expected: the servers inject none).
     spread = (
         [(s["requests"], s["failures"]) for s in pool.stats()]

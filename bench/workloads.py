@@ -72,22 +72,29 @@ def simulated_server(latency: float, fault_rate: float = 0.0, wait_s: float = 30
         proc.wait(wait_s)
 
 
+def simulated_llm(base_url: str | list[str], concurrency: int, cache: Any):
+    """The chat client of every benchmark against the simulated server(s): model ``simulated``,
+    ``concurrency`` requests in flight, 8 retries, answers in ``cache``."""
+    from hope.models.factory import build_llm
+
+    return build_llm(
+        backend="openai",
+        model="simulated",
+        base_url=base_url,
+        concurrency=concurrency,
+        cache=cache,
+        max_retries=8,
+    )
+
+
 def simulated_evaluator(base_url: str | list[str], cache_path: Path, concurrency: int):
     """The paper profile against the simulated server(s), hashing embeddings, one cache file."""
     from hope.core.evaluator import HopeEvaluator
     from hope.core.hope_settings import load_profile
     from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-    from hope.models.factory import build_llm
 
-    llm = build_llm(
-        backend="openai",
-        model="simulated",
-        base_url=base_url,
-        concurrency=concurrency,
-        cache=ResponseCache(cache_path),
-        max_retries=8,
-    )
+    llm = simulated_llm(base_url, concurrency, ResponseCache(cache_path))
     embedder = CachingEmbedder(HashingEmbedder(), ResponseCache(cache_path))
     return llm, HopeEvaluator(llm, embedder, load_profile("paper", progress=False))
 

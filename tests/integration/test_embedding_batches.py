@@ -25,7 +25,7 @@ def test_the_same_text_gets_the_same_bits_in_any_batch():
     assert np.array_equal(alone, with_long)
     # The library's padded batch agrees only to float tolerance (its last bits depend on the
     # batch: bench/results/embedding_batches.json); the per-text vector is that same vector.
-    model = embedder._load()
+    model = embedder.load_model()
     padded = model.encode([LONG, SHORT], batch_size=32, normalize_embeddings=True)[1]
     assert np.allclose(alone, padded, atol=1e-5)
 

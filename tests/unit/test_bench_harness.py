@@ -7,10 +7,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.unit.scratch_git import git
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
@@ -93,17 +94,6 @@ def test_check_block_names_what_is_wrong(harness):
     assert harness.check_block({**good, "machine": {"cpus": 2}})
     with pytest.raises(ValueError, match="not provenance fields"):
         harness.provenance_block(code={})
-
-
-def git(cwd: Path, *args: str) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "PATH": "/usr/bin:/bin",
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
 def test_a_run_fills_every_field_and_writes_the_block_first(harness, tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from hope.core.hope_settings import ConfigError, load_profile
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.information_preservation import Quadruple
 from hope.core.prompts.response_schemas import AnswerResponse, QuadrupleResponse, statements_model
 
@@ -35,7 +35,7 @@ def choice_requests(client):
 
 
 def test_distinct_texts_folds_case_punctuation_and_whitespace():
-    kept, duplicates = scoring.distinct_texts(
+    kept, duplicates = equations.distinct_texts(
         ["The cat.", "the  cat", "A dog", "", "  ", "THE CAT!"]
     )
     assert kept == ["The cat.", "A dog"]

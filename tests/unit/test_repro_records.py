@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from hope.pipeline.lock import lock_differences, lock_outputs
+from tests.unit.scratch_git import git
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -95,15 +95,8 @@ def test_spread_gives_median_min_max_iqr_and_mad():
 
 def test_git_state_sees_a_dirty_tree_and_machine_names_the_cpu(tmp_path):
     records = bench_records()
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "PATH": "/usr/bin:/bin",
-    }
-    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "x"]):
-        subprocess.run(["git", *args], cwd=tmp_path, env=env, check=True)
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "x")
     clean = records.git_state(tmp_path)
     assert len(clean["commit"]) == 40 and clean["dirty"] is False
     (tmp_path / "bench" / "results").mkdir(parents=True)

@@ -9,14 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hope.core.metrics import equations as scoring
-from hope.core.metrics import similarity
+from hope.core.metrics import equations, similarity
 
 
 def reference_top_k(query, candidates, k, *, exclude=()):
     if k <= 0 or len(candidates) == 0:
         return []
-    sims = scoring.cosine_matrix(query, candidates)[0]
+    sims = equations.cosine_matrix(query, candidates)[0]
     banned = set(exclude)
     order = sorted(range(len(sims)), key=lambda i: (-sims[i], i))
     return [i for i in order if i not in banned][:k]
@@ -54,15 +53,15 @@ def test_top_k_equals_the_full_sort_on_random_inputs_with_ties():
         n = int(rng.integers(0, 40))
         dim = int(rng.integers(1, 7))
         candidates = tied_candidates(rng, n, dim)
-        index = scoring.PassageIndex(candidates)
+        index = equations.PassageIndex(candidates)
         for query in queries_for(rng, candidates):
             for k in (0, 1, 2, 3, 5, n, n + 3):
                 for exclude in exclusions(rng, n):
                     expected = reference_top_k(query, candidates, k, exclude=exclude)
-                    assert scoring.top_k_indices(query, candidates, k, exclude=exclude) == (
+                    assert equations.top_k_indices(query, candidates, k, exclude=exclude) == (
                         expected
                     ), (trial, n, k, exclude)
-                    assert scoring.top_k_indices(query, index, k, exclude=exclude) == expected
+                    assert equations.top_k_indices(query, index, k, exclude=exclude) == expected
                     checked += 1
     assert checked > 10_000
 
@@ -73,7 +72,7 @@ def test_top_k_of_a_document_whose_passages_repeat_takes_the_lowest_tied_indices
     rng = np.random.default_rng(7)
     distinct = rng.normal(size=(6, 16))
     candidates = np.tile(distinct, (50, 1))
-    index = scoring.PassageIndex(candidates)
+    index = equations.PassageIndex(candidates)
     for row in range(6):
         query = distinct[row] + 0.01 * rng.normal(size=16)
         got = index.top_k(query, 3)[0]
@@ -86,7 +85,7 @@ def test_many_queries_in_one_product_give_each_query_its_own_top_k():
     rng = np.random.default_rng(3)
     candidates = tied_candidates(rng, 200, 24)
     queries = np.vstack([candidates[:5], rng.normal(size=(5, 24)), np.zeros((1, 24))])
-    index = scoring.PassageIndex(candidates)
+    index = equations.PassageIndex(candidates)
     for exclude in ([], [4, 17, 199]):
         together = index.top_k(queries, 4, exclude=exclude)
         assert together == [reference_top_k(q, candidates, 4, exclude=exclude) for q in queries]
@@ -100,17 +99,17 @@ def test_one_product_for_many_queries_has_the_bits_of_one_query_at_a_time():
     queries = rng.normal(size=(7, 384)).astype(np.float32)
     together = similarity.GridVectors(queries).cosine(similarity.GridVectors(candidates))
     for i, query in enumerate(queries):
-        assert np.array_equal(together[i], scoring.cosine_matrix(query, candidates)[0])
+        assert np.array_equal(together[i], equations.cosine_matrix(query, candidates)[0])
 
 
 def test_top_k_with_k_zero_or_no_candidates_is_empty():
-    index = scoring.PassageIndex(np.zeros((0, 4)))
+    index = equations.PassageIndex(np.zeros((0, 4)))
     assert len(index) == 0
     assert index.top_k(np.ones((2, 4)), 3) == [[], []]
-    assert scoring.top_k_indices(np.ones(4), np.zeros((0, 4)), 3) == []
-    assert scoring.PassageIndex(np.eye(4)).top_k(np.ones((2, 4)), 0) == [[], []]
+    assert equations.top_k_indices(np.ones(4), np.zeros((0, 4)), 3) == []
+    assert equations.PassageIndex(np.eye(4)).top_k(np.ones((2, 4)), 0) == [[], []]
 
 
 def test_top_k_refuses_vectors_of_another_width():
     with pytest.raises(ValueError, match="width"):
-        scoring.PassageIndex(np.eye(4)).top_k(np.ones(3), 2)
+        equations.PassageIndex(np.eye(4)).top_k(np.ones(3), 2)

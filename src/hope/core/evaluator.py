@@ -22,7 +22,7 @@ import numpy as np
 
 from hope.core import result_cache
 from hope.core.hope_settings import HopeSettings
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.concept_unity import ConceptUnity
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
@@ -166,7 +166,7 @@ class HopeEvaluator:
         try:
             # The passages go on the similarity grid once for the whole chunking; every retrieval
             # (each question's P_q, each segment's P_st) is then one product against it.
-            index = scoring.PassageIndex(await ctx.embed(passages))
+            index = equations.PassageIndex(await ctx.embed(passages))
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
             item = self._item
             cu_task = asyncio.gather(*(item(cu.score_passage, i, passages[i]) for i in focus))
@@ -188,20 +188,20 @@ class HopeEvaluator:
             warnings.append(absent_warning([ids[i] for i in absent], len(passages)))
         if not segments:
             warnings.append("the document has no sentences to sample for information preservation")
-        con, _ = scoring.corpus_mean(
+        con, _ = equations.corpus_mean(
             [e["score"] for e in cu_ev], drop_zero=agg.drop_zero_passage_scores
         )
-        sem, _ = scoring.corpus_mean(
+        sem, _ = equations.corpus_mean(
             [e["score"] for e in si_ev], drop_zero=agg.drop_zero_passage_scores
         )
         correct = [r["correct"] for r in ip_ev if r["status"] == "ok"]
-        inf = scoring.information_preservation(correct) if correct else math.nan
+        inf = equations.information_preservation(correct) if correct else math.nan
         for name, value in zip(METRICS, (con, sem, inf), strict=True):
             if math.isnan(value):
                 message = f"{name} is undefined (NaN): no item could be scored"
                 warnings.append(message)
                 log.warning(message)
-        hope = scoring.hope_score(
+        hope = equations.hope_score(
             con, sem, inf, weights=agg.hope_weights, zero_as_missing=agg.hope_zero_as_missing
         )
         if math.isnan(hope):

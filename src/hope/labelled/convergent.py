@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from hope.baselines import CARDS
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.labelled.agreement import all_pairs, kendall_tau, pairwise_agreement, percentile_interval
 from hope.labelled.bootstrap import paired_difference, resample_indices
 
@@ -51,11 +51,11 @@ def resampled_hope(record: dict[str, Any], rng: np.random.Generator, aggregation
 
     items = record["items"]
     drop_zero = aggregation.get("drop_zero_passage_scores", False)
-    con, _ = scoring.corpus_mean(draw(items["concept_unity"]), drop_zero=drop_zero)
-    sem, _ = scoring.corpus_mean(draw(items["semantic_independence"]), drop_zero=drop_zero)
+    con, _ = equations.corpus_mean(draw(items["concept_unity"]), drop_zero=drop_zero)
+    sem, _ = equations.corpus_mean(draw(items["semantic_independence"]), drop_zero=drop_zero)
     correct = draw(items["information_preservation"])
-    inf = scoring.information_preservation(correct) if correct else math.nan
-    return scoring.hope_score(
+    inf = equations.information_preservation(correct) if correct else math.nan
+    return equations.hope_score(
         con,
         sem,
         inf,

@@ -94,7 +94,8 @@ class SentenceTransformerEmbedder(Embedder):
         self._model = None
         self._lock = threading.Lock()
 
-    def _load(self):
+    def load_model(self):
+        """The sentence-transformers model, loaded once (in float64, see ``float64_model``)."""
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
@@ -118,7 +119,7 @@ class SentenceTransformerEmbedder(Embedder):
         if len(texts) == 0:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
-            model = self._load()
+            model = self.load_model()
             vectors = [
                 model.encode(
                     [text],

@@ -31,6 +31,7 @@ from hope.models.model_errors import (
     error_reason,
 )
 from hope.models.openai_client import LazyOpenAIClient, attempt_observer
+from hope.models.server_pool import ServerPool
 
 CACHE_NAMESPACE = "chat"
 # Answers that arrived but failed their schema or validation, by request and attempt: a rerun after
@@ -154,6 +155,12 @@ class ChatLLM:
     def cache(self) -> ResponseCache | None:
         """The response cache this client reads and writes (None: none)."""
         return self._cache
+
+    @property
+    def server_pool(self) -> ServerPool | None:
+        """The pool of servers behind this client when ``llm.base_url`` is a list, else None
+        (its ``stats()`` say what each server answered)."""
+        return getattr(self._client, "pool", None)
 
     def _add(self, field: str, amount: float) -> None:
         setattr(self.usage, field, getattr(self.usage, field) + amount)

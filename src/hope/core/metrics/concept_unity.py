@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from hope.core.hope_settings import HopeSettings
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.eval_context import EvalContext, text_digest
 from hope.core.metrics.request_plan import PlannedRequest
 from hope.core.model_interface import LLMCallError
@@ -56,7 +56,7 @@ class ConceptUnity:
         evidence: dict[str, Any] = {"score": None, "raw": None, "status": "ok", "reason": None}
         try:
             if self.cfg.method == "statements":
-                items, duplicates = scoring.distinct_texts(await self._statements(passage))
+                items, duplicates = equations.distinct_texts(await self._statements(passage))
                 evidence["statements"] = items
                 evidence["duplicate_statements"] = duplicates
             else:
@@ -72,9 +72,9 @@ class ConceptUnity:
                 )
             vectors = await self.ctx.embed(items)
             if self.cfg.method == "statements":
-                raw = scoring.concept_unity_pairwise(vectors)
+                raw = equations.concept_unity_pairwise(vectors)
             else:
-                raw = scoring.concept_unity_centroid(vectors)
+                raw = equations.concept_unity_centroid(vectors)
             self.ctx.scored(evidence, raw)
         except LLMCallError as exc:
             self.ctx.failed(evidence, NAME, f"passage {index}", exc.reason)

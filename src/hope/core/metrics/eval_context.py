@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from hope.core.hope_settings import HopeSettings
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.model_interface import ChatModel, Embedder, StructuredResponse
 from hope.core.prompting import Prompt, load_prompt
 from hope.core.result import Failure
@@ -78,7 +78,7 @@ class EvalContext:
     def scored(self, evidence: dict[str, Any], raw: float) -> None:
         """Record a per-passage value and its clipped score (paper: negatives set to 0)."""
         evidence["raw"] = raw
-        evidence["score"] = scoring.clip_score(raw, self.settings.aggregation.clip)
+        evidence["score"] = equations.clip_score(raw, self.settings.aggregation.clip)
 
     def failed(self, evidence: dict[str, Any], metric: str, item: str, reason: str) -> None:
         """Mark an item failed: excluded from the mean, reported with its reason."""

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from hope.core.hope_settings import HopeSettings
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.eval_context import EvalContext, format_passages, text_digest
 from hope.core.metrics.request_plan import PlannedRequest
 from hope.core.model_interface import LLMCallError
@@ -102,7 +102,7 @@ def sample_segments(
 def require_distinct_statements(value: QuadrupleResponse) -> None:
     """Four equal or near-equal options leave no right answer: regenerate such a quadruple."""
     statements = [value.true_statement, *value.false_statements]
-    if len({scoring.normalised_text(s) for s in statements}) < len(statements):
+    if len({equations.normalised_text(s) for s in statements}) < len(statements):
         raise ValueError("the quadruple's four statements are not distinct")
 
 
@@ -230,7 +230,7 @@ class InformationPreservation:
         document: str,
         segment: Segment,
         passages: list[str],
-        passage_index: scoring.PassageIndex,
+        passage_index: equations.PassageIndex,
         passage_ids: list[str],
     ) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -277,13 +277,13 @@ class InformationPreservation:
         self,
         document: str,
         passages: list[str],
-        passage_vectors: np.ndarray | scoring.PassageIndex,
+        passage_vectors: np.ndarray | equations.PassageIndex,
         passage_ids: list[str],
     ) -> list[dict[str, Any]]:
         index = (
             passage_vectors
-            if isinstance(passage_vectors, scoring.PassageIndex)
-            else scoring.PassageIndex(passage_vectors)
+            if isinstance(passage_vectors, equations.PassageIndex)
+            else equations.PassageIndex(passage_vectors)
         )
         return list(
             await asyncio.gather(

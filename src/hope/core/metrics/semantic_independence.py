@@ -46,7 +46,7 @@ import asyncio
 from typing import Any
 
 from hope.core.hope_settings import HopeSettings
-from hope.core.metrics import equations as scoring
+from hope.core.metrics import equations
 from hope.core.metrics.eval_context import EvalContext, format_passages, text_digest
 from hope.core.metrics.request_plan import PlannedRequest
 from hope.core.model_interface import LLMCallError
@@ -64,7 +64,7 @@ class SemanticIndependence:
         self,
         index: int,
         passages: list[str],
-        passage_index: scoring.PassageIndex,
+        passage_index: equations.PassageIndex,
         passage_ids: list[str],
     ) -> dict[str, Any]:
         focus = passages[index]
@@ -85,7 +85,7 @@ class SemanticIndependence:
                 n=self.cfg.n_questions,
                 passage=focus,
             )
-            questions, duplicates = scoring.distinct_texts(response.value.questions)
+            questions, duplicates = equations.distinct_texts(response.value.questions)
             evidence["duplicate_questions"] = duplicates
             if not questions:
                 raise LLMCallError("no usable question generated", attempts=0)
@@ -107,7 +107,7 @@ class SemanticIndependence:
             sims = [r["similarity"] for r in records if r["similarity"] is not None]
             if not sims:
                 raise LLMCallError("every question failed to get both answers", attempts=0)
-            raw = scoring.semantic_independence_passage(sims)
+            raw = equations.semantic_independence_passage(sims)
             self.ctx.scored(evidence, raw)
         except LLMCallError as exc:
             self.ctx.failed(evidence, NAME, f"passage {index}", exc.reason)
@@ -175,7 +175,7 @@ class SemanticIndependence:
                 self.ctx.fail(NAME, f"passage {index} question {question!r}", reason)
             return record
         vectors = await self.ctx.embed([answers[0], answers[1]])
-        record["similarity"] = float(scoring.paired_similarities(vectors[:1], vectors[1:])[0])
+        record["similarity"] = float(equations.paired_similarities(vectors[:1], vectors[1:])[0])
         return record
 
 
