@@ -43,3 +43,16 @@ def test_import_contracts_hold():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert "BROKEN" not in done.stdout
     assert done.stdout.count("KEPT") == 4
+
+
+def test_the_real_models_are_what_the_metric_declares_it_needs():
+    """The core imports no client: ``hope.core.model_interface`` declares what it calls, and the
+    models of ``hope.models`` must provide it."""
+    from hope.core.model_interface import ChatModel, Embedder
+    from hope.models.embeddings import CachingEmbedder, HashingEmbedder
+    from hope.models.factory import build_llm
+
+    llm = build_llm(backend="openai", model="m", base_url="http://127.0.0.1:9/v1", cache=None)
+    assert isinstance(llm, ChatModel)
+    assert isinstance(CachingEmbedder(HashingEmbedder(), None), Embedder)
+    assert not isinstance(object(), ChatModel)
