@@ -47,7 +47,7 @@ format: setup
 # the results pages from bench/results/*.json are generated at build time. --strict: a broken
 # link or reference fails the build.
 docs: setup
-	DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # params.yaml is generated from conf/ (conf/dvc_params.yaml): edit conf/, then `make params`.
 # ARGS=--check: exit 1 if params.yaml is stale; ARGS="experiment=mirror": any Hydra override.
