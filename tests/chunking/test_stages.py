@@ -235,4 +235,4 @@ def test_bleu_stage_takes_tokenisation_from_params(workspace: Path, capsys):
     assert all("tok:intl" in r["signature"] for r in read_jsonl(workspace / "data/bleu/bleu.jsonl"))
     params.write_text("bleu:\n  tokenise: char\n")
     assert bleu_stage.main(common) == 1
-    assert "unknown key(s) in 'bleu': ['tokenise']" in capsys.readouterr().err
+    assert "bleu.tokenise: unknown setting" in capsys.readouterr().err

@@ -128,7 +128,7 @@ def test_bad_labelled_settings_name_the_key(tmp_path, capsys):
     argv = ["--params", str(params), "--data", str(tmp_path), "--out-dir", str(tmp_path / "out")]
     assert labelled.main(argv) == 1
     err = capsys.readouterr().err
-    assert "params.yaml labelled: k: Input should be greater than or equal to 1" in err, err
+    assert "params.yaml: labelled.k: Input should be greater than or equal to 1" in err, err
     assert not (tmp_path / "out").exists()
 
 

@@ -104,13 +104,10 @@ def _write(params: dict, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_path):
-    from hope.core.hope_settings import HopeSettings
-    from hope.core.packaged_configs import compose_config
     from hope.corpora import DOMAINS
     from hope.corpora.corpus_config import load_params, resolve_source, target_count
-    from hope.pipeline.chunk_step import chunker_names_from_params
-    from hope.pipeline.labelled_step import benchmark_settings as labelled_settings
-    from hope.pipeline.score_step import config_overrides
+    from hope.pipeline.score_step import score_config
+    from hope.pipeline.stage_params import stage_params
     from hope.rag.rag_config import load_rag_config
     from hope.stages.bleu_stage import bleu_options, parse_args
 
@@ -124,14 +121,14 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
     for domain in DOMAINS:
         assert resolve_source(corpora, domain).profile == profile
         assert target_count(corpora, domain) >= 1
-    for chunker in chunker_names_from_params(path):  # chunk
+    stages = stage_params(path, "chunkers", "hope", "labelled")
+    for chunker in stages["chunkers"]:  # chunk
         assert (CONF_DIR / "chunker" / f"{chunker}.yaml").is_file()
-    score = compose_config(config_overrides(params["hope"]))  # hope
-    HopeSettings(**OmegaConf.to_container(score.hope, resolve=True))
+    score_config(stages["hope"].score_overrides())  # hope: validates into a ScoreConfig
     assert bleu_options(parse_args(["--params", str(path)])) == ("13a", " ")  # bleu
     config, rag_profile = load_rag_config(path)  # questions, rag, ragas
     assert rag_profile == profile and config.questions.count_for(profile) >= 1
-    settings = labelled_settings(params["labelled"])  # labelled_data, labelled
+    settings = stages["labelled"].benchmark()  # labelled_data, labelled
     assert set(settings.corpora) <= {Path(k).stem for k in params["labelled"]["checksums"]}
     for chunker in settings.chunkers:
         assert (CONF_DIR / "chunker" / f"{chunker}.yaml").is_file()
@@ -141,8 +138,9 @@ def test_every_experiment_composes_for_dvc_into_what_the_stages_read(name, tmp_p
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
-    from hope.core.packaged_configs import compose_config
-    from hope.pipeline.score_step import config_overrides
+    from hope.core.hope_settings import HopeSettings
+    from hope.pipeline.config_schema import HopeStageParams
+    from hope.pipeline.score_step import score_config
 
     run = compose([f"experiment={name}"])
     params = compose_params([f"experiment={name}"])
@@ -159,13 +157,12 @@ def test_hope_run_and_the_dvc_params_agree_on_the_experiment(name):
     assert params["hope"]["parallel_pairs"] == run.scoring.parallel_pairs
 
     # The DVC hope stage's settings (profile + hope.overrides) are hope-run's HOPE settings.
-    score = compose_config(config_overrides(params["hope"]))
-    assert OmegaConf.to_container(score.hope, resolve=True) == OmegaConf.to_container(
-        run.hope, resolve=True
-    )
+    score = score_config(HopeStageParams(**params["hope"]).score_overrides())
+    run_hope = HopeSettings.model_validate(OmegaConf.to_container(run.hope, resolve=True))
+    assert score.hope == run_hope
     if name != "paper":  # paper: hope-run uses llm=vllm; DVC keeps hope.llm (-S hope.llm=vllm)
-        assert OmegaConf.to_container(score.llm) == OmegaConf.to_container(run.llm)
-        assert OmegaConf.to_container(score.embedder) == OmegaConf.to_container(run.embedder)
+        assert score.llm == OmegaConf.to_container(run.llm, resolve=True)
+        assert score.embedder == OmegaConf.to_container(run.embedder, resolve=True)
 
 
 def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
@@ -174,8 +171,8 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
-    from hope.core.packaged_configs import compose_config
-    from hope.pipeline.score_step import config_overrides
+    from hope.pipeline.config_schema import HopeStageParams
+    from hope.pipeline.score_step import score_config
 
     conf = tmp_path / "conf"
     shutil.copytree(CONF_DIR, conf)
@@ -193,7 +190,7 @@ def test_an_edit_of_the_sample_experiment_reaches_hope_run_and_dvc(tmp_path):
     params = compose_params(conf_dir=conf)
     assert "hope.semantic_independence.n_questions=4" in params["hope"]["overrides"]
     assert params["chunkers"] == ["fixed_500_o0"]
-    score = compose_config(config_overrides(params["hope"]))
+    score = score_config(HopeStageParams(**params["hope"]).score_overrides())
     with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
         run = hydra_compose("config")
     assert score.hope.semantic_independence.n_questions == 4

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from hope.core.stage_records import group_passages
-from hope.pipeline.score_step import config_overrides
+from hope.pipeline.config_schema import HopeStageParams
 from hope.stages.score_stage import main
 from hope.testing import SimulatedServer
 
@@ -138,7 +138,8 @@ def test_per_pair_usage_is_its_own_even_when_pairs_run_concurrently(tmp_path):
 
 
 def test_overrides_and_grouping():
-    assert config_overrides({"profile": "reference", "seed": 3, "overrides": ["a=b"]}) == [
+    params = HopeStageParams(profile="reference", seed=3, overrides=["a=b"])
+    assert params.score_overrides() == [
         "hope=reference",
         "llm=embedded",
         "embedder=minilm",

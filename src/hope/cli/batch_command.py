@@ -49,21 +49,17 @@ def _pairs(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[st
 def _export(args: argparse.Namespace) -> int:
     from hydra.utils import instantiate
 
-    from hope.core.hope_settings import HopeSettings
-    from hope.core.packaged_configs import compose_config
     from hope.models.factory import open_cache
     from hope.pipeline.batch_engine import ReadOnlyCache, export_round
+    from hope.pipeline.score_step import score_config
 
     documents, passages = _pairs(args)
-    cfg = compose_config(args.overrides)
-    cache = open_cache(cfg.cache.path)
-    llm = instantiate(cfg.llm, cache=cache)
-    embedder = instantiate(cfg.embedder, cache=ReadOnlyCache(cache))
-    from omegaconf import OmegaConf
-
-    settings = HopeSettings(**OmegaConf.to_container(cfg.hope, resolve=True))
+    config = score_config(args.overrides)
+    cache = open_cache(config.cache.path)
+    llm = instantiate(config.llm, cache=cache)
+    embedder = instantiate(config.embedder, cache=ReadOnlyCache(cache))
     summary = export_round(
-        documents, passages, llm, embedder, settings, args.out, max_per_file=args.max_per_file
+        documents, passages, llm, embedder, config.hope, args.out, max_per_file=args.max_per_file
     )
     kinds = ", ".join(f"{k} {n}" for k, n in summary.exported_by_kind.items()) or "none"
     print(
@@ -77,13 +73,15 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from hope.core.packaged_configs import compose_config
     from hope.models.factory import open_cache
     from hope.pipeline.batch_engine import import_results
+    from hope.pipeline.score_step import score_config
 
-    cfg = compose_config(args.overrides)
-    cache = open_cache(cfg.cache.path)
-    summary = import_results(cache, args.round, args.results, max_retries=int(cfg.llm.max_retries))
+    config = score_config(args.overrides)
+    cache = open_cache(config.cache.path)
+    summary = import_results(
+        cache, args.round, args.results, max_retries=int(config.llm["max_retries"])
+    )
     print(
         f"{summary.lines} result lines: {summary.imported} imported, {summary.invalid} invalid "
         f"answers (asked again next round; {summary.failures_cached} past llm.max_retries cached "

@@ -20,13 +20,12 @@ from hope.core.result import NothingScoredError, check_something_scored
 
 
 def _score(args: argparse.Namespace) -> int:
-    from hope.core.packaged_configs import compose_config
     from hope.models.factory import build_evaluator
+    from hope.pipeline.score_step import score_config
 
     document = read_text(args.document, "document")
     passages, ids = read_passages_jsonl(args.passages)
-    cfg = compose_config(args.overrides)
-    result = build_evaluator(cfg).evaluate(document, passages, ids)
+    result = build_evaluator(score_config(args.overrides)).evaluate(document, passages, ids)
     check_something_scored([result])  # a result of nulls only is no result: exit 3, no file
     payload = result.to_dict()
     if args.output:

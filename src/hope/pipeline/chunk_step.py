@@ -11,9 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hope.chunking.chunker_settings import ChunkerConfigError
 from hope.chunking.registry import Chunker
-from hope.core.io import read_params
 from hope.core.stage_records import check_documents
 
 DEFAULT_OUT_DIR = Path("data/chunks")
@@ -72,10 +70,3 @@ def summarise(
             "config": chunker.config,
         }
     return summary
-
-
-def chunker_names_from_params(path: Path) -> list[str]:
-    names = read_params(path).get("chunkers")
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise ChunkerConfigError(f"{path}: expected a list of chunker names under 'chunkers'")
-    return names

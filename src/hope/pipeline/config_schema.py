@@ -45,15 +45,30 @@ class BleuParams(_Strict):
 
 
 class HopeStageParams(_Strict):
-    """params.yaml ``hope:``: what the DVC ``hope`` stage composes its score config from."""
+    """params.yaml ``hope:``: what the DVC ``hope`` stage composes its score config from
+    (:meth:`score_overrides`). The defaults are the packaged ``score`` config's."""
 
-    profile: str
-    seed: int
-    llm: str
-    embedder: str
-    cache: str
-    parallel_pairs: int = Field(ge=1)
-    overrides: list[str]
+    profile: str = "paper"
+    seed: int | None = None
+    llm: str = "embedded"
+    embedder: str = "minilm"
+    cache: str | None = None
+    parallel_pairs: int = Field(default=4, ge=1)
+    overrides: list[str] = []
+
+    def score_overrides(self) -> list[str]:
+        """Hydra overrides of the packaged ``score`` config (hope.core.packaged_configs)."""
+        overrides = [
+            f"hope={self.profile}",
+            f"llm={self.llm}",
+            f"embedder={self.embedder}",
+            "hope.progress=false",
+        ]
+        if self.cache:
+            overrides.append(f"cache.path={self.cache}")
+        if self.seed is not None:
+            overrides.append(f"hope.seed={self.seed}")
+        return [*overrides, *self.overrides]
 
 
 class AnalysisParams(_Strict):
@@ -70,6 +85,12 @@ class LabelledParams(BenchmarkSettings):
 
     source: str
     checksums: dict[str, str]
+
+    def benchmark(self) -> BenchmarkSettings:
+        """The benchmark's settings without the data keys (``source``, ``checksums``)."""
+        return BenchmarkSettings.model_validate(
+            self.model_dump(include=set(BenchmarkSettings.model_fields))
+        )
 
 
 class Params(_Strict):
@@ -125,20 +146,28 @@ class RunCache(_Strict):
     reuse_results: bool = True
 
 
-class RunConfig(_Open):
+class ScoreConfig(_Open):
+    """What builds a HOPE evaluator (``hope.models.factory.build_evaluator``): the packaged
+    ``score`` config that ``hope score`` and the DVC ``hope`` stage compose, validated. ``llm`` and
+    ``embedder`` stay the mappings Hydra instantiates (checked there)."""
+
+    hope: HopeSettings
+    llm: dict[str, Any]
+    embedder: dict[str, Any]
+    cache: RunCache = Field(default_factory=RunCache)
+
+
+class RunConfig(ScoreConfig):
     """A ``hope-run`` job (conf/config.yaml), validated once by ``hope.pipeline.run.run`` and
-    handed to every step. ``llm``, ``embedder`` and ``chunker`` stay the mappings Hydra
-    instantiates (checked there); ``tracking`` and ``shard`` are checked by their own models."""
+    handed to every step; a :class:`ScoreConfig` with the job's corpus, chunkers and outputs.
+    ``chunker`` stays the mapping Hydra instantiates; ``tracking`` and ``shard`` are checked by
+    their own models."""
 
     chunkers: list[str] = Field(min_length=1)
     chunker: dict[str, Any] | None = None
     corpus: RunCorpus
     data: RunData = Field(default_factory=RunData)
-    hope: HopeSettings
-    llm: dict[str, Any]
-    embedder: dict[str, Any]
     scoring: RunScoring
-    cache: RunCache = Field(default_factory=RunCache)
     estimate: RunEstimate
     bleu: RunBleu
     rag: RagConfig
@@ -150,6 +179,10 @@ class RunConfig(_Open):
 
 def validate_params(params: Mapping[str, Any], what: str = "conf/dvc_params.yaml") -> Params:
     return validated(Params, params, what)
+
+
+def validate_score_config(config: Mapping[str, Any], what: str = "score config") -> ScoreConfig:
+    return validated(ScoreConfig, config, what)
 
 
 def validate_run_config(config: Mapping[str, Any], what: str = "hope-run config") -> RunConfig:

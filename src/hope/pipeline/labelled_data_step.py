@@ -7,10 +7,10 @@ functions.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from hope.pipeline.config_schema import LabelledParams
 from hope.pipeline.stage_support import StageOutput
 
 LICENCE = "LICENSE"
@@ -23,19 +23,19 @@ def source_files(corpora: Sequence[str]) -> list[str]:
     return [*(f"corpora/{name}.md" for name in corpora), QUESTIONS, LICENCE]
 
 
-def copy_labelled_data(labelled: Mapping[str, Any], base: Path, out: Path) -> StageOutput:
+def copy_labelled_data(labelled: LabelledParams, base: Path, out: Path) -> StageOutput:
     """The checked files under ``out``; ``labelled.source`` is relative to ``base`` (the
     repository root) unless absolute."""
-    source = Path(labelled["source"])
+    source = Path(labelled.source)
     source = source if source.is_absolute() else base / source
     if not source.is_dir():
         raise FileNotFoundError(
-            f"labelled.source {labelled['source']}: no such folder (the labelled benchmark is "
+            f"labelled.source {labelled.source}: no such folder (the labelled benchmark is "
             "read from a local copy of Chroma's general evaluation set)"
         )
-    checksums: Mapping[str, str] = labelled.get("checksums") or {}
+    checksums = labelled.checksums
     files: dict[Path, str] = {}
-    for relative in source_files(labelled["corpora"]):
+    for relative in source_files(labelled.corpora):
         path = source / relative
         if not path.is_file():
             raise FileNotFoundError(f"labelled.source: {path} is missing")
@@ -49,5 +49,5 @@ def copy_labelled_data(labelled: Mapping[str, Any], base: Path, out: Path) -> St
         files[out / relative] = data.decode("utf-8")
     return StageOutput(
         files=files,
-        message=f"{len(labelled['corpora'])} corpora and their questions -> {out} (sha256 checked)",
+        message=f"{len(labelled.corpora)} corpora and their questions -> {out} (sha256 checked)",
     )

@@ -11,23 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from hope.baselines import CARDS
-from hope.core.io import read_params, without_run_timings
+from hope.core.io import without_run_timings
 from hope.labelled.benchmark import BenchmarkSettings
 from hope.labelled.convergent import HOPE_METRICS, TARGETS, strip_private
 from hope.labelled.measures import MEASURES
-
-SETTINGS_KEYS = tuple(BenchmarkSettings.model_fields)
-
-
-def benchmark_settings(labelled: Mapping[str, Any]) -> BenchmarkSettings:
-    """params.yaml ``labelled:`` less the data keys (``source``, ``checksums``), validated."""
-    from hope.core.hope_settings import validated
-
-    return validated(
-        BenchmarkSettings,
-        {k: v for k, v in labelled.items() if k in SETTINGS_KEYS},
-        "params.yaml labelled",
-    )
 
 
 def column(score: str, primary: str) -> str:
@@ -98,13 +85,13 @@ def usage_by_chunker(report: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def run_labelled_stage(
-    params_path: Path, data_dir: Path, out_dir: Path, conf_dir: Path, cache_path: str | None
+    settings: BenchmarkSettings, data_dir: Path, conf_dir: Path, cache_path: str | None
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, float]]:
-    """(report, rows, metrics, timings) of the benchmark that params.yaml ``labelled:`` sets."""
+    """(report, rows, metrics, timings) of the benchmark that ``settings`` (params.yaml
+    ``labelled:``, validated) sets."""
     from hope.labelled.benchmark import run_benchmark
     from hope.models.factory import embedder_preset, open_cache
 
-    settings = benchmark_settings(read_params(params_path)["labelled"])
     embedder = embedder_preset(settings.embedder)
     timings: dict[str, float] = {}
 

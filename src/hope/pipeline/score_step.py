@@ -27,6 +27,7 @@ from hope.core.io import (
 )
 from hope.core.result import METRICS, HopeResult
 from hope.core.stage_records import check_documents, group_passages
+from hope.pipeline.config_schema import ScoreConfig, validate_score_config
 
 SCORE_COLUMNS = ["hope", *METRICS]
 
@@ -215,17 +216,13 @@ def write_score_outputs(out_dir: Path, rows: Sequence[Mapping[str, Any]], summar
     write_json_atomic(out_dir / "summary.json", without_run_timings(summary))
 
 
-def config_overrides(params: Mapping[str, Any]) -> list[str]:
-    """Hydra overrides of the packaged ``score`` config from the ``hope:`` params section."""
-    overrides = [
-        f"hope={params.get('profile', 'paper')}",
-        f"llm={params.get('llm', 'embedded')}",
-        f"embedder={params.get('embedder', 'minilm')}",
-        "hope.progress=false",
-    ]
-    if params.get("cache"):
-        overrides.append(f"cache.path={params['cache']}")
-    if "seed" in params:
-        overrides.append(f"hope.seed={params['seed']}")
-    overrides.extend(params.get("overrides", []) or [])
-    return overrides
+def score_config(overrides: Sequence[str] = ()) -> ScoreConfig:
+    """The packaged ``score`` config with Hydra ``overrides``, resolved and validated once: what
+    ``hope score``, ``hope batch`` and the DVC ``hope`` stage (overrides from params.yaml ``hope:``,
+    :meth:`HopeStageParams.score_overrides`) build their evaluator from."""
+    from omegaconf import OmegaConf
+
+    from hope.core.packaged_configs import compose_config
+
+    composed = OmegaConf.to_container(compose_config(list(overrides)), resolve=True)
+    return validate_score_config(composed)

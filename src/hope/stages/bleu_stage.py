@@ -12,16 +12,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from hope.chunking.bleu_baseline import (
-    DEFAULT_JOINER,
     DEFAULT_TOKENIZE,
     OFFLINE_TOKENIZERS,
 )
-from hope.core.io import jsonl_lines, read_params
+from hope.core.io import jsonl_lines
 from hope.pipeline import stage_support as runner
 from hope.pipeline.bleu_step import DEFAULT_OUTPUT, bleu_scores
+from hope.pipeline.config_schema import BleuParams
+from hope.pipeline.stage_params import stage_params
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -49,20 +49,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def bleu_options(args: argparse.Namespace) -> tuple[str, str]:
     """``(tokenize, joiner)`` from the flags, else the params file's ``bleu``, else defaults."""
-    section: dict[str, Any] = {}
-    if args.params is not None:
-        section = read_params(args.params).get("bleu") or {}
-        if not isinstance(section, dict):
-            raise ValueError(f"{args.params}: 'bleu' must be a mapping")
-        unknown = sorted(set(section) - {"tokenize", "joiner"})
-        if unknown:
-            raise ValueError(f"{args.params}: unknown key(s) in 'bleu': {unknown}")
-    tokenize = args.tokenize or section.get("tokenize", DEFAULT_TOKENIZE)
-    joiner = args.joiner if args.joiner is not None else section.get("joiner", DEFAULT_JOINER)
-    if tokenize not in OFFLINE_TOKENIZERS:
-        raise ValueError(f"bleu.tokenize {tokenize!r} is not one of {list(OFFLINE_TOKENIZERS)}")
-    if not isinstance(joiner, str):
-        raise ValueError(f"bleu.joiner must be a string, got {joiner!r}")
+    section = stage_params(args.params, "bleu")["bleu"] if args.params is not None else BleuParams()
+    tokenize = args.tokenize or section.tokenize
+    joiner = args.joiner if args.joiner is not None else section.joiner
     return tokenize, joiner
 
 

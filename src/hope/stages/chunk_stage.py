@@ -29,10 +29,10 @@ from hope.pipeline import stage_support as runner
 from hope.pipeline.chunk_step import (
     DEFAULT_OUT_DIR,
     chunk_documents,
-    chunker_names_from_params,
     passage_sizes,
     summarise,
 )
+from hope.pipeline.stage_params import stage_params
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
 
     def compute() -> runner.StageOutput:
-        names = args.chunkers or chunker_names_from_params(args.params)
+        names = args.chunkers or stage_params(args.params, "chunkers")["chunkers"]
         chunkers = load_chunkers(names, args.conf_dir)
         documents = runner.read_records(args.documents, "documents", check_documents)
         records = chunk_documents(documents, chunkers, progress=not args.no_progress)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hope.core.io import read_params
 from hope.pipeline.labelled_data_step import copy_labelled_data
+from hope.pipeline.stage_params import stage_params
 from hope.pipeline.stage_support import run_stage, stage_parser
 
 
@@ -23,7 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     return run_stage(
         "labelled_data",
-        lambda: copy_labelled_data(read_params(args.params)["labelled"], Path.cwd(), args.out),
+        lambda: copy_labelled_data(
+            stage_params(args.params, "labelled")["labelled"], Path.cwd(), args.out
+        ),
     )
 
 

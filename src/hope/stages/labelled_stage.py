@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hope.core.io import csv_text, json_text, write_atomic
 from hope.pipeline.labelled_step import run_labelled_stage, usage_by_chunker
+from hope.pipeline.stage_params import stage_params
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,8 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
+        labelled = stage_params(args.params, "labelled")["labelled"]
         report, rows, metrics, timings = run_labelled_stage(
-            args.params, args.data, args.out_dir, args.conf_dir, args.cache
+            labelled.benchmark(), args.data, args.conf_dir, args.cache
         )
     except BackendError as exc:  # nothing written, answers stay cached
         print(f"labelled: error: {exc}", file=sys.stderr)

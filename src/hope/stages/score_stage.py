@@ -23,14 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-from hope.core.io import (
-    read_jsonl,
-    read_params,
-)
+from hope.core.io import read_jsonl
 from hope.core.result import NothingScoredError, check_something_scored
 from hope.pipeline.score_step import (
     EvidenceStream,
-    config_overrides,
+    score_config,
     score_pairs,
     score_row,
     summarise,
@@ -51,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None = None) -> int:
-    from hope.core.packaged_configs import compose_config
     from hope.models.factory import build_evaluator
+    from hope.pipeline.stage_params import stage_params
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", default="data/prepared/documents.jsonl")
@@ -63,9 +60,8 @@ def _main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    params = read_params(args.params).get("hope", {})
-    cfg = compose_config([*config_overrides(params), *args.overrides])
-    evaluator = build_evaluator(cfg)
+    params = stage_params(args.params, "hope")["hope"]
+    evaluator = build_evaluator(score_config([*params.score_overrides(), *args.overrides]))
     llm = evaluator.llm
     documents = read_jsonl(args.documents, "documents file")
     passages = read_jsonl(args.passages, "passages file")
@@ -79,7 +75,7 @@ def _main(argv: list[str] | None = None) -> int:
                 evaluator,
                 documents,
                 passages,
-                parallel_pairs=params.get("parallel_pairs", 4),
+                parallel_pairs=params.parallel_pairs,
                 on_result=stream,
             )
         )
