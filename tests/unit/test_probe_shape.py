@@ -16,9 +16,7 @@ from hope.probe.question_shape import (
     shape_of,
 )
 
-CHROMA = (
-    Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "chroma-general-eval"
-)
+CHROMA = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "chroma-general-eval"
 
 
 def test_shape_of_hand_spans():
