@@ -1,0 +1,122 @@
+"""Code-written probe queries: offline, instant and deterministic.
+
+Neither query copies its gold: a copy would be found by any chunking that keeps the sentence, so
+it could not tell chunkers apart the way a real question does.
+
+- ``cloze``: from each excerpt its most salient sentence, with its most salient phrase (the
+  rarest content word and up to two content words beside it) removed, cut to a window of the
+  most salient words so that a question stays about as long as a real one (``QUERY_WORDS``).
+- ``keyword``: the most salient content words of the excerpts, taken from every excerpt in turn
+  and listed from rarest to commonest (so never in the gold's word order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hope.core.text import split_sentences
+from hope.probe.salience import Salience, content_words, is_content
+from hope.probe.writing import Draft, WritingTask
+
+# Real questions of Chroma's set have 10 to 19 words (10th to 90th percentile).
+QUERY_WORDS = 24
+MIN_WORDS_PER_EXCERPT = 8
+PHRASE_WORDS = 3
+KEYWORD_SHARE = 0.4
+MIN_KEYWORDS = 6
+MAX_KEYWORDS = 16
+
+
+def _strip(token: str) -> str:
+    return token.strip(".,;:!?\"'()[]{}“”‘’—–-*#_`")
+
+
+def _salient_sentence(text: str, salience: Salience) -> str:
+    sentences = [s.text for s in split_sentences(text)] or [text]
+    return max(
+        sentences,
+        key=lambda s: max((salience.idf(w) for w in content_words(s)), default=0.0),
+    )
+
+
+def cloze(sentence: str, salience: Salience) -> list[str]:
+    """The sentence's whitespace tokens with its most salient phrase removed."""
+    tokens = sentence.split()
+    scores = [salience.idf(_strip(t)) if is_content(_strip(t)) else 0.0 for t in tokens]
+    if not tokens or max(scores) == 0.0:
+        return tokens
+    centre = scores.index(max(scores))
+    low = high = centre
+    while high - low + 1 < PHRASE_WORDS:
+        left = scores[low - 1] if low > 0 else 0.0
+        right = scores[high + 1] if high + 1 < len(tokens) else 0.0
+        if max(left, right) == 0.0:
+            break
+        if right >= left:
+            high += 1
+        else:
+            low -= 1
+    return tokens[:low] + tokens[high + 1 :]
+
+
+def salient_window(tokens: list[str], width: int, salience: Salience) -> list[str]:
+    """The ``width`` consecutive tokens with the largest summed IDF of their content words."""
+    if len(tokens) <= width:
+        return tokens
+    scores = [salience.idf(_strip(t)) if is_content(_strip(t)) else 0.0 for t in tokens]
+    best = max(range(len(tokens) - width + 1), key=lambda i: sum(scores[i : i + width]))
+    return tokens[best : best + width]
+
+
+@dataclass
+class ClozeWriter:
+    name: str = "cloze"
+    kind: Literal["code", "llm"] = field(default="code")
+
+    def write(
+        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
+    ) -> list[Draft | None]:
+        return [self._one(corpus, salience, task) for task in tasks]
+
+    def _one(self, corpus: str, salience: Salience, task: WritingTask) -> Draft | None:
+        excerpts = tuple(corpus[s:e] for s, e in task.gold)
+        width = max(MIN_WORDS_PER_EXCERPT, QUERY_WORDS // len(excerpts))
+        parts = []
+        for text in excerpts:
+            tokens = cloze(_salient_sentence(text, salience), salience)
+            parts.append(" ".join(salient_window(tokens, width, salience)))
+        question = " ".join(p for p in parts if p)
+        return Draft(question, excerpts, task.gold) if question else None
+
+
+def keywords(excerpts: Sequence[str], salience: Salience) -> list[str]:
+    """The query's words: round-robin over the excerpts' salient words, rarest first overall."""
+    ranked = [salience.ranked(text) for text in excerpts]
+    distinct = len({w for words in ranked for w in words})
+    wanted = min(distinct, max(MIN_KEYWORDS, min(MAX_KEYWORDS, round(KEYWORD_SHARE * distinct))))
+    chosen: list[str] = []
+    depth = 0
+    while len(chosen) < wanted:
+        for words in ranked:
+            if depth < len(words) and words[depth] not in chosen and len(chosen) < wanted:
+                chosen.append(words[depth])
+        depth += 1
+    return sorted(chosen, key=lambda w: -salience.idf(w))
+
+
+@dataclass
+class KeywordWriter:
+    name: str = "keyword"
+    kind: Literal["code", "llm"] = field(default="code")
+
+    def write(
+        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
+    ) -> list[Draft | None]:
+        drafts: list[Draft | None] = []
+        for task in tasks:
+            excerpts = tuple(corpus[s:e] for s, e in task.gold)
+            words = keywords(excerpts, salience)
+            drafts.append(Draft(" ".join(words), excerpts, task.gold) if words else None)
+        return drafts
