@@ -64,6 +64,8 @@ def scratch_repo(repo_root: Path, work: Path, base_url: str) -> None:
         overrides=[f"llm.base_url={base_url}"],
         resamples=200,
     )
+    # The probe on the hashing embedder (code-written questions: no LLM).
+    params["probe"].update(embedder="hashing", resamples=200)
     (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
 
 
@@ -115,6 +117,7 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
         "data/rag/summary.json",
         "data/ragas/summary.json",
         "data/labelled/metrics.json",
+        "data/probe/metrics.json",
         "paper_figures/metrics.json",
     }
     assert not any("error" in f for f in files.values()), files
@@ -132,6 +135,11 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
         assert all(v is None or -1 <= v <= 1 for v in scores.values()), scores
         assert scores["hope"] is not None
     assert labelled["usage"]["requests"] > 0
+    # The probe: a ranking of the experiment's chunkers from questions written per domain.
+    probe = files["data/probe/metrics.json"]["data"]
+    assert sorted(probe["ranking"]) == ["fixed_500_o0", "recursive_500"]
+    assert probe["questions"] >= 7 and probe["pairs"] == 1
+    assert all(0 <= v <= 1 for v in probe["budget_recall"].values()), probe
 
     plots = dvc(work, "plots", "show", "--json", env=env)
     assert plots.returncode == 0, plots.stderr[-3000:]

@@ -53,9 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     from hope.cli.batch_command import add_batch_command
     from hope.cli.labelled_command import add_labelled_command
+    from hope.cli.probe_command import add_probe_command
     from hope.pipeline.shards import add_merge_command
 
     add_labelled_command(sub)
+    add_probe_command(sub)
     add_merge_command(sub)
     add_batch_command(sub)
     score = sub.add_parser(

@@ -23,6 +23,8 @@ from hope.chunking.bleu_baseline import OFFLINE_TOKENIZERS
 from hope.core.hope_settings import HopeSettings, validated
 from hope.core.result import METRICS
 from hope.labelled.benchmark import BenchmarkSettings
+from hope.probe import DEFAULT_WRITER, ProbeSettings
+from hope.probe.probe_retrieval import DEFAULT_BUDGETS
 from hope.rag.rag_config import RagConfig
 
 
@@ -93,6 +95,29 @@ class LabelledParams(BenchmarkSettings):
         )
 
 
+class ProbeParams(_Strict):
+    """``probe:`` (conf/probe/): the probe's writer, size and retrieval setting (hope.probe)."""
+
+    writer: str = DEFAULT_WRITER
+    questions: int = Field(default=100, ge=1)
+    k: int = Field(default=5, ge=1)
+    budgets: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: list(DEFAULT_BUDGETS), min_length=1
+    )
+    embedder: str = "minilm"
+    resamples: int = Field(default=1000, ge=1)
+    seed: int = 0
+
+    def settings(self) -> ProbeSettings:
+        return ProbeSettings(
+            k=self.k,
+            budgets=tuple(self.budgets),
+            n_questions=self.questions,
+            seed=self.seed,
+            n_resamples=self.resamples,
+        )
+
+
 class Params(_Strict):
     """params.yaml. ``corpora`` and ``tracking`` are read by their own code
     (hope.corpora.corpus_config,
@@ -104,6 +129,7 @@ class Params(_Strict):
     bleu: BleuParams
     rag: RagConfig
     labelled: LabelledParams
+    probe: ProbeParams = Field(default_factory=ProbeParams)
     analysis: AnalysisParams
     tracking: dict[str, Any]
 
@@ -171,9 +197,11 @@ class RunConfig(ScoreConfig):
     estimate: RunEstimate
     bleu: RunBleu
     rag: RagConfig
+    probe: ProbeParams = Field(default_factory=ProbeParams)
     tracking: dict[str, Any] = Field(default_factory=dict)
     shard: dict[str, Any] = Field(default_factory=dict)
-    objective: Annotated[str, _one_of("hope", *METRICS, "bleu")]
+    # "probe": the probe's pooled recall at its middle budget (no LLM call), see hope.pipeline.run
+    objective: Annotated[str, _one_of("hope", *METRICS, "bleu", "probe")]
     dry_run: bool
 
 

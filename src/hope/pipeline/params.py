@@ -26,7 +26,17 @@ from hope.pipeline.config_schema import validate_params
 
 CONFIG_NAME = "dvc_params"
 # What the stages read, in params.yaml's order.
-SECTIONS = ("corpora", "chunkers", "hope", "bleu", "rag", "labelled", "analysis", "tracking")
+SECTIONS = (
+    "corpora",
+    "chunkers",
+    "hope",
+    "bleu",
+    "rag",
+    "labelled",
+    "probe",
+    "analysis",
+    "tracking",
+)
 
 HEADER = """\
 # GENERATED from conf/ by `make params` (python -m hope.pipeline.params{args}): do not edit.
