@@ -352,3 +352,53 @@ def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
         == file_md5s(["documents.jsonl"])["documents.jsonl"]
     )
     assert json.loads(Path("out/metrics.json").read_text())["corpus"]["n_pairs"] == 1
+
+
+def test_stage_datasets_and_provenance_name_each_input_by_its_own_path_and_dvc_hash(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    """Issue #33: the ``corpus-…`` dataset is the prepared documents and ``chunks-…`` the passages,
+    with the paths and md5s the ``hope`` stage's deps get in dvc.lock (the stage's real paths,
+    read from dvc.yaml: ``data/chunks/…`` sorts before ``data/prepared/…``)."""
+    import hashlib
+
+    from mlflow import MlflowClient
+
+    stage = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]["hope"]
+    cmd = stage["cmd"].split()
+    documents, passages = cmd[cmd.index("--documents") + 1], cmd[cmd.index("--passages") + 1]
+    assert {documents, passages} <= set(stage["deps"])
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, _ = stage_outputs(tmp_path, tracking)
+    for path, text in ((documents, "the documents\n"), (passages, "the passages\n")):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    # dvc.lock records a file dependency's md5: the md5 of its bytes.
+    lock = {p: hashlib.md5(Path(p).read_bytes()).hexdigest() for p in (documents, passages)}
+    run_id = record_score_stage(params_path, out, [documents, passages], wall_s=1.0, repo=tmp_path)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    children = client.search_runs(
+        [client.get_run(run_id).info.experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'",
+    )
+    assert len(children) == 2
+    expected = {"corpus": documents, "chunks": passages}
+    for child in children:
+        logged = {}
+        for item in child.inputs.dataset_inputs:
+            tags = {t.key: t.value for t in item.tags}
+            source = json.loads(item.dataset.source)
+            logged[tags["hope.role"]] = (item.dataset.name, item.dataset.digest, source)
+        assert set(logged) == set(expected)
+        for role, path in expected.items():
+            name, digest, source = logged[role]
+            assert name == f"{role}-{lock[path]}" and digest == lock[path]
+            assert json.dumps(source).endswith(f'{(tmp_path / path).as_posix()}"}}')
+    local = client.download_artifacts(run_id, "provenance.json", str(tmp_path))
+    provenance = json.loads(Path(local).read_text())
+    assert provenance["datasets"] == {
+        role: {"path": path, "md5": lock[path]} for role, path in expected.items()
+    }
+    assert provenance["dvc_hashes"] == lock

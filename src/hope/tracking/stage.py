@@ -113,7 +113,10 @@ def stage_record(
     wall_s: float,
     repo: Path,
     traces: Sequence[Any] = (),
+    inputs: Sequence[Path | str] | None = None,
 ) -> RunRecord:
+    """The stage's run as a ``RunRecord``. ``inputs``: the files read, the documents then the
+    passages, which name the datasets (default: ``data_hashes`` in its own order)."""
     hope = params.get("hope") or {}
     corpora = params.get("corpora") or {}
     settings = summary.get("settings") or {}
@@ -123,7 +126,7 @@ def stage_record(
     profile = str(hope.get("profile", settings.get("profile", "paper")))
     chunking = chunkers[0] if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
     run_key, scores_md5 = scores_key(out_dir / "scores.csv")
-    roles = dict(zip(data_hashes, (CORPUS, CHUNKS), strict=False))  # documents, then passages
+    datasets = input_datasets(list(data_hashes) if inputs is None else inputs, data_hashes)
     return RunRecord(
         config={
             "hope": dict(hope),
@@ -161,10 +164,23 @@ def stage_record(
         repo=repo,
         data_hashes=data_hashes,
         run_key=run_key,
-        datasets=[DataFile(role, Path(path), data_hashes[path]) for path, role in roles.items()],
+        datasets=datasets,
         failures_by_chunker=failures_per_chunker(summary),
         traces=traces,
     )
+
+
+def input_datasets(inputs: Sequence[Path | str], data_hashes: Mapping[str, str]) -> list[DataFile]:
+    """The stage's inputs as datasets: the first is the corpus (the prepared documents), the
+    second the chunk table (the passages), each with its md5 from ``data_hashes``.
+
+    The roles follow the order the stage read its inputs in, not the order of ``data_hashes``
+    (``file_md5s`` sorts by path, and ``data/chunks/...`` sorts before ``data/prepared/...``).
+    """
+    return [
+        DataFile(role, Path(path), data_hashes[str(path)])
+        for role, path in zip((CORPUS, CHUNKS), inputs, strict=False)
+    ]
 
 
 def record_score_stage(
@@ -205,7 +221,9 @@ def record_score_stage(
         return None
     if settings.artifact_root:
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
-    record = stage_record(params, rows, summary, out, file_md5s(inputs), wall_s, repo, traces)
+    record = stage_record(
+        params, rows, summary, out, file_md5s(inputs), wall_s, repo, traces, inputs=inputs
+    )
     return log_run(record, settings)
 
 
