@@ -402,3 +402,62 @@ def test_stage_datasets_and_provenance_name_each_input_by_its_own_path_and_dvc_h
         role: {"path": path, "md5": lock[path]} for role, path in expected.items()
     }
     assert provenance["dvc_hashes"] == lock
+
+
+def scratch_checkout(tmp_path: Path, repo_root: Path) -> Path:
+    """A committed scratch repository with the project's dvc.yaml, a dvc.lock, code and the
+    git-tracked outputs DVC rewrites (metrics files with ``cache: false``)."""
+    from tests.unit.scratch_git import git
+
+    repo = tmp_path / "clone"
+    (repo / "src").mkdir(parents=True)
+    (repo / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
+    (repo / "src" / "code.py").write_text("X = 1\n")
+    for out in ("data/hope/metrics.json", "paper_figures/metrics.json"):
+        (repo / out).parent.mkdir(parents=True, exist_ok=True)
+        (repo / out).write_text("{}\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "clone")
+    return repo
+
+
+def test_git_dirty_ignores_what_dvc_rewrites_during_repro(tmp_path: Path, repo_root: Path):
+    """Issue #33: a run from a fresh clone starts while DVC rewrites dvc.lock and the tracked
+    outputs of the earlier stages; that is not a dirty tree, an edit of the code is."""
+    repo = scratch_checkout(tmp_path, repo_root)
+    commit, dirty = git_commit(repo)
+    assert commit is not None and dirty is False
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {hope: {}}\n")
+    (repo / "data" / "hope" / "metrics.json").write_text('{"corpus": {}}\n')
+    (repo / "paper_figures" / "metrics.json").unlink()
+    assert git_commit(repo) == (commit, False)
+    (repo / "src" / "code.py").write_text("X = 2\n")
+    assert git_commit(repo) == (commit, True)
+    (repo / "src" / "code.py").write_text("X = 1\n")
+    (repo / "dvc.yaml").write_text((repo / "dvc.yaml").read_text() + "\n# edited\n")
+    assert git_commit(repo) == (commit, True)  # dvc.yaml is the pipeline: an edit counts
+
+
+def test_stage_run_shows_its_source_and_commit_and_a_clean_tree(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    from mlflow import MlflowClient
+
+    repo = scratch_checkout(tmp_path, repo_root)
+    commit, _ = git_commit(repo)
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {rewritten: {}}\n")  # DVC at work
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path / "outputs", tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=repo)
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    runs = client.search_runs([client.get_run(run_id).info.experiment_id])
+    assert len(runs) == 3  # the parent and two chunker runs
+    for run in runs:
+        tags = run.data.tags
+        assert tags["mlflow.source.git.commit"] == commit
+        assert tags["mlflow.source.name"] == "dvc.yaml:hope"
+        assert tags["mlflow.source.type"] == "LOCAL"
+        assert tags["hope.git_dirty"] == "false"
