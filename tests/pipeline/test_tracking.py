@@ -461,3 +461,37 @@ def test_stage_run_shows_its_source_and_commit_and_a_clean_tree(
         assert tags["mlflow.source.name"] == "dvc.yaml:hope"
         assert tags["mlflow.source.type"] == "LOCAL"
         assert tags["hope.git_dirty"] == "false"
+
+
+def test_the_prompts_belong_to_the_runs_experiment_not_the_default_one(tmp_path: Path, monkeypatch):
+    """Issue #33: the stage's prompts were linked to experiment 0 (MLflow links a new prompt to
+    the process's current experiment), so the ``hope`` experiment's Prompts tab was empty."""
+    import threading
+
+    from mlflow import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    for thread in threading.enumerate():  # MLflow links a new prompt in a thread of its own
+        if thread.name.startswith("link_prompt_to_experiment"):
+            thread.join(timeout=30)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_run(run_id).info.experiment_id
+    assert experiment != "0"
+
+    def prompts_of(exp_id: str) -> set[str]:
+        found = client.search_prompts(filter_string=f"experiment_id = '{exp_id}'")
+        return {p.name for p in found}
+
+    assert prompts_of(experiment) == {"concept_statements"}
+    assert prompts_of("0") == set()
+    # A second run in another experiment adds that one; the prompt keeps the first.
+    tracking["experiment_name"] = "hope-other"
+    params = yaml.safe_load(params_path.read_text())
+    params["tracking"] = tracking
+    params_path.write_text(yaml.safe_dump(params))
+    other = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    other_experiment = client.get_run(other).info.experiment_id
+    assert prompts_of(other_experiment) == {"concept_statements"} == prompts_of(experiment)

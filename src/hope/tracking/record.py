@@ -185,7 +185,7 @@ def log_run(
             client, exp_id, run_id, record, settings, secrets, source_tags(commit, dirty, source)
         )
         if record.prompts:
-            register_and_link(client, record.prompts, [run_id, *children.values()])
+            register_and_link(client, record.prompts, [run_id, *children.values()], exp_id)
         if record.traces:
             log_traces(client, settings.uri, exp_id, run_id, record.traces)
     except BaseException:
