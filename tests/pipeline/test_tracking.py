@@ -495,3 +495,73 @@ def test_the_prompts_belong_to_the_runs_experiment_not_the_default_one(tmp_path:
     other = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
     other_experiment = client.get_run(other).info.experiment_id
     assert prompts_of(other_experiment) == {"concept_statements"} == prompts_of(experiment)
+
+
+def test_chunker_runs_are_named_by_kind_and_carry_their_chunkers_settings(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    """Issue #33: HOPE's chunker runs are ``hope/<chunker>`` (``hope.kind = chunker``), the
+    labelled benchmark's ``labelled/<chunker>`` (``labelled_chunker``): one filter selects one
+    kind; every chunker run has its chunker's settings as params."""
+    from mlflow import MlflowClient
+
+    from hope.pipeline.labelled_step import chunker_settings
+    from hope.tracking.labelled_run import labelled_record
+    from hope.tracking.record import log_run
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    # The chunk stage's summary.json beside the passages: each chunker's config.
+    configs = {
+        "c1": {"name": "c1", "_target_": "hope.chunking.FixedSizeChunker", "chunk_size": 500},
+        "c2": {"name": "c2", "_target_": "hope.chunking.RecursiveChunker", "chunk_size": 2000},
+    }
+    summary = {name: {"documents": 2, "config": config} for name, config in configs.items()}
+    (inputs[1].parent / "summary.json").write_text(json.dumps(summary))
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    settings = TrackingSettings.from_mapping(
+        tracking, default_uri=f"sqlite:///{tmp_path / 'mlflow.db'}"
+    )
+    (tmp_path / "labelled").mkdir()
+    for name in ("results.json", "chunkers.csv", "metrics.json"):
+        (tmp_path / "labelled" / name).write_text("{}")
+    rows = [
+        {"doc_id": "chatlogs", "domain": "chatlogs", "chunker": c, "budget_recall": r}
+        for c, r in (("fixed_500_o0", 0.5), ("c1", 0.4))
+    ]
+    labelled_configs = chunker_settings(["fixed_500_o0", "c1"], repo_root / "conf" / "chunker")
+    assert labelled_configs["fixed_500_o0"]["chunk_size"] == 500 and "c1" not in labelled_configs
+    record = labelled_record(
+        {"labelled": {"corpora": ["chatlogs"]}},
+        tmp_path / "labelled",
+        {},
+        rows,
+        {},
+        {},
+        tmp_path,
+        chunker_configs=labelled_configs,
+    )
+    labelled_id = log_run(record, settings)
+    client = MlflowClient(tracking_uri=settings.uri)
+    experiment = client.get_run(run_id).info.experiment_id
+
+    def names(kind: str) -> dict[str, object]:
+        found = client.search_runs([experiment], filter_string=f"tags.`hope.kind` = '{kind}'")
+        return {r.info.run_name: r for r in found}
+
+    hope_runs, labelled_runs = names("chunker"), names("labelled_chunker")
+    assert set(hope_runs) == {"hope/c1", "hope/c2"}
+    assert set(labelled_runs) == {"labelled/fixed_500_o0", "labelled/c1"}
+    assert {r.data.tags["mlflow.parentRunId"] for r in hope_runs.values()} == {run_id}
+    assert {r.data.tags["mlflow.parentRunId"] for r in labelled_runs.values()} == {labelled_id}
+    c1 = hope_runs["hope/c1"].data.params
+    assert c1["chunker"] == "c1" and c1["chunker.chunk_size"] == "500"
+    assert c1["chunker._target_"] == "hope.chunking.FixedSizeChunker"
+    assert hope_runs["hope/c2"].data.params["chunker.chunk_size"] == "2000"
+    fixed = labelled_runs["labelled/fixed_500_o0"].data.params
+    assert fixed["chunker.chunk_size"] == "500" and fixed["chunker.chunk_overlap"] == "0"
+    # The parents are found as parents, not as chunker runs (a rerun reuses them).
+    assert record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path) == run_id
+    assert log_run(record, settings) == labelled_id
+    assert len(client.search_runs([experiment])) == 2 + 2 + 2

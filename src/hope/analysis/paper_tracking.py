@@ -179,7 +179,7 @@ def _log_files(
 
 def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
     """The newest parent run (any experiment) tagged with the md5 of the ``scores`` file."""
-    from hope.tracking.layout import CHILD_KIND, KIND_TAG
+    from hope.tracking.layout import is_chunker_run
     from hope.tracking.provenance import file_md5s
 
     path = Path(scores)
@@ -192,7 +192,7 @@ def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
     runs = client.search_runs(
         experiments, filter_string=f"tags.`hope.scores_md5` = '{md5}'", max_results=100
     )
-    parents = [r for r in runs if r.data.tags.get(KIND_TAG) != CHILD_KIND]
+    parents = [r for r in runs if not is_chunker_run(r)]
     return max(parents, key=lambda r: r.info.start_time or 0) if parents else None
 
 

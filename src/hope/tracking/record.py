@@ -34,6 +34,7 @@ import yaml
 
 from hope.tracking.datasets import DataFile, log_datasets
 from hope.tracking.layout import (
+    CHILD_KIND,
     CHILD_SCORES,
     KIND_TAG,
     PARENT_TAG,
@@ -94,6 +95,9 @@ class RunRecord:
     extra_metrics: Mapping[str, float] = field(default_factory=dict)
     # chunker -> LLM usage, where no evidence file holds it (the labelled benchmark's results.json)
     usage_by_chunker: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # The chunker runs' kind (hope.kind): a HOPE run's ``chunker``, the labelled benchmark's
+    # ``labelled_chunker``; it also names them (hope/<chunker>, labelled/<chunker>).
+    child_kind: str = CHILD_KIND
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -227,7 +231,9 @@ def log_children(
         base_tags.update(source or {})
         for chunker in chunkers:
             rows = [r for r in record.rows if str(r["chunker"]) == chunker]
-            child = get_or_create_child_run(client, exp_id, parent_id, chunker, base_tags)
+            child = get_or_create_child_run(
+                client, exp_id, parent_id, chunker, base_tags, record.child_kind
+            )
             children[chunker] = child
             try:
                 config = flatten(redact(record.chunker_configs.get(chunker, {})))

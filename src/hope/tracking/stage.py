@@ -114,9 +114,11 @@ def stage_record(
     repo: Path,
     traces: Sequence[Any] = (),
     inputs: Sequence[Path | str] | None = None,
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunRecord:
     """The stage's run as a ``RunRecord``. ``inputs``: the files read, the documents then the
-    passages, which name the datasets (default: ``data_hashes`` in its own order)."""
+    passages, which name the datasets (default: ``data_hashes`` in its own order);
+    ``chunker_configs``: each chunker's settings (its run's ``chunker.*`` params)."""
     hope = params.get("hope") or {}
     corpora = params.get("corpora") or {}
     settings = summary.get("settings") or {}
@@ -167,6 +169,7 @@ def stage_record(
         datasets=datasets,
         failures_by_chunker=failures_per_chunker(summary),
         traces=traces,
+        chunker_configs=dict(chunker_configs or {}),
     )
 
 
@@ -183,6 +186,23 @@ def input_datasets(inputs: Sequence[Path | str], data_hashes: Mapping[str, str])
     ]
 
 
+def chunk_configs(passages: Path | str) -> dict[str, dict[str, Any]]:
+    """chunker -> its settings, from the chunk stage's ``summary.json`` beside the passages
+    (``config`` of each chunker: name, ``_target_`` and every setting); {} without one."""
+    path = Path(passages).parent / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(summary, Mapping):
+        return {}
+    return {
+        str(name): dict(entry["config"])
+        for name, entry in summary.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping)
+    }
+
+
 def record_score_stage(
     params_path: Path | str,
     out_dir: Path | str,
@@ -196,8 +216,9 @@ def record_score_stage(
 
     ``inputs`` are the files the stage read, the documents then the passages (their md5s are the
     run's ``dvc.<path>`` params, as dvc.lock will record them, and name the chunker runs'
-    datasets). ``traces``: the sampled LLM calls (``stage_trace_recorder``). Returns the parent
-    run's id, or None when params.yaml has no enabled ``tracking:`` section.
+    datasets); the chunk stage's summary.json beside the passages gives each chunker run its
+    chunker's settings as params. ``traces``: the sampled LLM calls (``stage_trace_recorder``).
+    Returns the parent run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
     from hope.core.io import RUN_DEPENDENT_KEYS, write_json_atomic
 
@@ -221,8 +242,18 @@ def record_score_stage(
         return None
     if settings.artifact_root:
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
+    configs = chunk_configs(inputs[1]) if len(inputs) > 1 else {}
     record = stage_record(
-        params, rows, summary, out, file_md5s(inputs), wall_s, repo, traces, inputs=inputs
+        params,
+        rows,
+        summary,
+        out,
+        file_md5s(inputs),
+        wall_s,
+        repo,
+        traces,
+        inputs=inputs,
+        chunker_configs=configs,
     )
     return log_run(record, settings)
 
