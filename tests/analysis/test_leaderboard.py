@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from hope.analysis.leaderboard import leaderboard, recommendation
-from hope.analysis.stats import mean_ci
+from hope.analysis.stats import bootstrap_mean_ci
 
 HOPE = {
     # chunker: HOPE per document d0..d3 (domain A: d0, d1; domain B: d2, d3)
@@ -44,7 +44,7 @@ def test_overall_ranks_means_and_intervals(small):
     overall = board[board["scope"] == "overall"].set_index("chunker")
     assert overall["rank"].tolist() == [1, 2, 3]
     assert list(overall.index) == ["good", "close", "bad"]
-    n, mean, low, high = mean_ci(HOPE["good"])
+    n, mean, low, high = bootstrap_mean_ci(HOPE["good"])
     assert overall.loc["good", ["hope", "hope_ci_low", "hope_ci_high", "hope_n"]].tolist() == [
         pytest.approx(mean),
         pytest.approx(low),

@@ -167,3 +167,66 @@ def test_outputs_go_to_the_parent_run_of_the_scores_they_analyse(tmp_path, monke
     other.write_text("doc_id\n")
     alone = log_outputs_to_mlflow(out, scores=other)
     assert alone != parent and "no MLflow run" in client.get_run(alone).data.tags["hope.note"]
+
+
+def test_only_this_runs_outputs_are_logged_not_a_benchmark_records_figure(
+    out_dir, store, monkeypatch, repo_root
+):
+    """Issue #33: paper_figures/ also holds the labelled benchmark's figure (another run's, kept
+    for its record in bench/results/) and a README; the stage logs only what dvc.yaml says the
+    pipeline writes there."""
+    from hope.analysis.paper_tracking import run_output_files
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    repo = out_dir.parent
+    (repo / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    (out_dir / "labelled_vs_hope.png").write_bytes(b"\x89PNG another run")
+    (out_dir / "README.md").write_text("what the folder holds\n")
+    files = run_output_files(out_dir, repo)
+    assert files is not None and {f.name for f in files} == {
+        "figure7.png",
+        "metrics.json",
+        "paper_outputs.ipynb",
+        "table2.md",
+    }
+    assert run_output_files(out_dir, repo / "elsewhere") is None  # no dvc.yaml: everything
+    run_id = log_outputs_to_mlflow(out_dir, files=files)
+    client = MlflowClient(tracking_uri=store)
+    assert _artifacts(client, run_id) == [
+        "paper_figures/figure7.png",
+        "paper_figures/metrics.json",
+        "paper_figures/notebooks/paper_outputs.ipynb",
+        "paper_figures/table2.md",
+    ]
+
+
+def test_the_notebooks_stage_logs_only_this_runs_outputs(out_dir, store, monkeypatch, repo_root):
+    from hope.stages import notebooks_stage
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    repo = out_dir.parent
+    (repo / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    (out_dir / "labelled_vs_hope.png").write_bytes(b"\x89PNG another run")
+    (repo / "notebook.py").write_text("# %%\nx = 1\n")
+    monkeypatch.chdir(repo)  # DVC runs the stage in the repository root
+    monkeypatch.setattr(notebooks_stage, "execute_notebook", lambda *args, **kwargs: None)
+    logged = {}
+    import hope.analysis.paper_tracking as paper_tracking  # main imports it from there
+
+    original = paper_tracking.log_outputs_to_mlflow
+
+    def spy(*args, **kwargs):
+        logged["run"] = original(*args, **kwargs)
+        return logged["run"]
+
+    monkeypatch.setattr(paper_tracking, "log_outputs_to_mlflow", spy)
+    argv = ["notebook.py", "--out-dir", "paper_figures/notebooks", "--mlflow"]
+    assert notebooks_stage.main(argv) == 0
+    client = MlflowClient(tracking_uri=store)
+    names = _artifacts(client, logged["run"])
+    assert "paper_figures/figure7.png" in names
+    assert "paper_figures/labelled_vs_hope.png" not in names
+    # docs/gen_results.py shows the figure with the labelled record, where it still is.
+    gen_results = (repo_root / "docs" / "gen_results.py").read_text()
+    assert '"labelled": ["paper_figures/labelled_vs_hope.png"]' in gen_results
+    assert (repo_root / "paper_figures" / "labelled_vs_hope.png").is_file()

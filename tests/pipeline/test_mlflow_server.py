@@ -213,6 +213,7 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
     parents = [r for r in runs if tags[r["info"]["run_id"]]["hope.kind"] == "stage"]
     children = [r for r in runs if tags[r["info"]["run_id"]]["hope.kind"] == "chunker"]
     assert len(runs) == 3 and len(parents) == 1 and len(children) == 2
+    assert {c["info"]["run_name"] for c in children} == {"hope/halves", "hope/thirds"}
     (parent,) = parents
     assert parent["info"]["run_id"] == parent_id and parent["info"]["status"] == "FINISHED"
     assert {tags[c["info"]["run_id"]]["mlflow.parentRunId"] for c in children} == {parent_id}
@@ -225,6 +226,7 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
     assert md5s[str(documents)] in parent_params.values()
     # (No commit tag: the stage ran outside a git checkout here; test_run.py checks the commit.)
     assert "mlflow.source.git.commit" not in tags[parent_id]
+    assert tags[parent_id]["mlflow.source.name"] == "dvc.yaml:hope"
     parent_metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
     assert "objective" in parent_metrics and parent_metrics["usage/requests"] > 0
     assert not any(k.startswith(("pair/", "chunker/")) for k in parent_metrics)
@@ -276,6 +278,10 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
         model = rest.call("/api/2.0/mlflow/registered-models/get", name=name)["registered_model"]
         (latest,) = model["latest_versions"]
         version_tags = {t["key"]: t["value"] for t in latest["tags"]}
+        # The prompt belongs to the runs' experiment: its Prompts tab lists it.
+        prompt_tags = {t["key"]: t["value"] for t in model.get("tags", [])}
+        assert f",{exp_id}," in prompt_tags.get("_mlflow_experiment_ids", ""), prompt_tags
+        assert ",0," not in prompt_tags.get("_mlflow_experiment_ids", "")
         assert version_tags["mlflow.prompt.is_prompt"] == "true"
         assert version_tags["hope.prompt_id"] == prompt["id"]
         assert version_tags["hope.version"] == str(prompt["version"])

@@ -352,3 +352,216 @@ def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
         == file_md5s(["documents.jsonl"])["documents.jsonl"]
     )
     assert json.loads(Path("out/metrics.json").read_text())["corpus"]["n_pairs"] == 1
+
+
+def test_stage_datasets_and_provenance_name_each_input_by_its_own_path_and_dvc_hash(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    """Issue #33: the ``corpus-…`` dataset is the prepared documents and ``chunks-…`` the passages,
+    with the paths and md5s the ``hope`` stage's deps get in dvc.lock (the stage's real paths,
+    read from dvc.yaml: ``data/chunks/…`` sorts before ``data/prepared/…``)."""
+    import hashlib
+
+    from mlflow import MlflowClient
+
+    stage = yaml.safe_load((repo_root / "dvc.yaml").read_text())["stages"]["hope"]
+    cmd = stage["cmd"].split()
+    documents, passages = cmd[cmd.index("--documents") + 1], cmd[cmd.index("--passages") + 1]
+    assert {documents, passages} <= set(stage["deps"])
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, _ = stage_outputs(tmp_path, tracking)
+    for path, text in ((documents, "the documents\n"), (passages, "the passages\n")):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text)
+    # dvc.lock records a file dependency's md5: the md5 of its bytes.
+    lock = {p: hashlib.md5(Path(p).read_bytes()).hexdigest() for p in (documents, passages)}
+    run_id = record_score_stage(params_path, out, [documents, passages], wall_s=1.0, repo=tmp_path)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    children = client.search_runs(
+        [client.get_run(run_id).info.experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'",
+    )
+    assert len(children) == 2
+    expected = {"corpus": documents, "chunks": passages}
+    for child in children:
+        logged = {}
+        for item in child.inputs.dataset_inputs:
+            tags = {t.key: t.value for t in item.tags}
+            source = json.loads(item.dataset.source)
+            logged[tags["hope.role"]] = (item.dataset.name, item.dataset.digest, source)
+        assert set(logged) == set(expected)
+        for role, path in expected.items():
+            name, digest, source = logged[role]
+            assert name == f"{role}-{lock[path]}" and digest == lock[path]
+            assert json.dumps(source).endswith(f'{(tmp_path / path).as_posix()}"}}')
+    local = client.download_artifacts(run_id, "provenance.json", str(tmp_path))
+    provenance = json.loads(Path(local).read_text())
+    assert provenance["datasets"] == {
+        role: {"path": path, "md5": lock[path]} for role, path in expected.items()
+    }
+    assert provenance["dvc_hashes"] == lock
+
+
+def scratch_checkout(tmp_path: Path, repo_root: Path) -> Path:
+    """A committed scratch repository with the project's dvc.yaml, a dvc.lock, code and the
+    git-tracked outputs DVC rewrites (metrics files with ``cache: false``)."""
+    from tests.unit.scratch_git import git
+
+    repo = tmp_path / "clone"
+    (repo / "src").mkdir(parents=True)
+    (repo / "dvc.yaml").write_text((repo_root / "dvc.yaml").read_text())
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {}\n")
+    (repo / "src" / "code.py").write_text("X = 1\n")
+    for out in ("data/hope/metrics.json", "paper_figures/metrics.json"):
+        (repo / out).parent.mkdir(parents=True, exist_ok=True)
+        (repo / out).write_text("{}\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "clone")
+    return repo
+
+
+def test_git_dirty_ignores_what_dvc_rewrites_during_repro(tmp_path: Path, repo_root: Path):
+    """Issue #33: a run from a fresh clone starts while DVC rewrites dvc.lock and the tracked
+    outputs of the earlier stages; that is not a dirty tree, an edit of the code is."""
+    repo = scratch_checkout(tmp_path, repo_root)
+    commit, dirty = git_commit(repo)
+    assert commit is not None and dirty is False
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {hope: {}}\n")
+    (repo / "data" / "hope" / "metrics.json").write_text('{"corpus": {}}\n')
+    (repo / "paper_figures" / "metrics.json").unlink()
+    assert git_commit(repo) == (commit, False)
+    (repo / "src" / "code.py").write_text("X = 2\n")
+    assert git_commit(repo) == (commit, True)
+    (repo / "src" / "code.py").write_text("X = 1\n")
+    (repo / "dvc.yaml").write_text((repo / "dvc.yaml").read_text() + "\n# edited\n")
+    assert git_commit(repo) == (commit, True)  # dvc.yaml is the pipeline: an edit counts
+
+
+def test_stage_run_shows_its_source_and_commit_and_a_clean_tree(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    from mlflow import MlflowClient
+
+    repo = scratch_checkout(tmp_path, repo_root)
+    commit, _ = git_commit(repo)
+    (repo / "dvc.lock").write_text("schema: '2.0'\nstages: {rewritten: {}}\n")  # DVC at work
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path / "outputs", tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=repo)
+    client = MlflowClient(tracking_uri=f"sqlite:///{repo / 'mlflow.db'}")
+    runs = client.search_runs([client.get_run(run_id).info.experiment_id])
+    assert len(runs) == 3  # the parent and two chunker runs
+    for run in runs:
+        tags = run.data.tags
+        assert tags["mlflow.source.git.commit"] == commit
+        assert tags["mlflow.source.name"] == "dvc.yaml:hope"
+        assert tags["mlflow.source.type"] == "LOCAL"
+        assert tags["hope.git_dirty"] == "false"
+
+
+def test_the_prompts_belong_to_the_runs_experiment_not_the_default_one(tmp_path: Path, monkeypatch):
+    """Issue #33: the stage's prompts were linked to experiment 0 (MLflow links a new prompt to
+    the process's current experiment), so the ``hope`` experiment's Prompts tab was empty."""
+    import threading
+
+    from mlflow import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    for thread in threading.enumerate():  # MLflow links a new prompt in a thread of its own
+        if thread.name.startswith("link_prompt_to_experiment"):
+            thread.join(timeout=30)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_run(run_id).info.experiment_id
+    assert experiment != "0"
+
+    def prompts_of(exp_id: str) -> set[str]:
+        found = client.search_prompts(filter_string=f"experiment_id = '{exp_id}'")
+        return {p.name for p in found}
+
+    assert prompts_of(experiment) == {"concept_statements"}
+    assert prompts_of("0") == set()
+    # A second run in another experiment adds that one; the prompt keeps the first.
+    tracking["experiment_name"] = "hope-other"
+    params = yaml.safe_load(params_path.read_text())
+    params["tracking"] = tracking
+    params_path.write_text(yaml.safe_dump(params))
+    other = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    other_experiment = client.get_run(other).info.experiment_id
+    assert prompts_of(other_experiment) == {"concept_statements"} == prompts_of(experiment)
+
+
+def test_chunker_runs_are_named_by_kind_and_carry_their_chunkers_settings(
+    tmp_path: Path, monkeypatch, repo_root: Path
+):
+    """Issue #33: HOPE's chunker runs are ``hope/<chunker>`` (``hope.kind = chunker``), the
+    labelled benchmark's ``labelled/<chunker>`` (``labelled_chunker``): one filter selects one
+    kind; every chunker run has its chunker's settings as params."""
+    from mlflow import MlflowClient
+
+    from hope.pipeline.labelled_step import chunker_settings
+    from hope.tracking.labelled_run import labelled_record
+    from hope.tracking.record import log_run
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    # The chunk stage's summary.json beside the passages: each chunker's config.
+    configs = {
+        "c1": {"name": "c1", "_target_": "hope.chunking.FixedSizeChunker", "chunk_size": 500},
+        "c2": {"name": "c2", "_target_": "hope.chunking.RecursiveChunker", "chunk_size": 2000},
+    }
+    summary = {name: {"documents": 2, "config": config} for name, config in configs.items()}
+    (inputs[1].parent / "summary.json").write_text(json.dumps(summary))
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    settings = TrackingSettings.from_mapping(
+        tracking, default_uri=f"sqlite:///{tmp_path / 'mlflow.db'}"
+    )
+    (tmp_path / "labelled").mkdir()
+    for name in ("results.json", "chunkers.csv", "metrics.json"):
+        (tmp_path / "labelled" / name).write_text("{}")
+    rows = [
+        {"doc_id": "chatlogs", "domain": "chatlogs", "chunker": c, "budget_recall": r}
+        for c, r in (("fixed_500_o0", 0.5), ("c1", 0.4))
+    ]
+    labelled_configs = chunker_settings(["fixed_500_o0", "c1"], repo_root / "conf" / "chunker")
+    assert labelled_configs["fixed_500_o0"]["chunk_size"] == 500 and "c1" not in labelled_configs
+    record = labelled_record(
+        {"labelled": {"corpora": ["chatlogs"]}},
+        tmp_path / "labelled",
+        {},
+        rows,
+        {},
+        {},
+        tmp_path,
+        chunker_configs=labelled_configs,
+    )
+    labelled_id = log_run(record, settings)
+    client = MlflowClient(tracking_uri=settings.uri)
+    experiment = client.get_run(run_id).info.experiment_id
+
+    def names(kind: str) -> dict[str, object]:
+        found = client.search_runs([experiment], filter_string=f"tags.`hope.kind` = '{kind}'")
+        return {r.info.run_name: r for r in found}
+
+    hope_runs, labelled_runs = names("chunker"), names("labelled_chunker")
+    assert set(hope_runs) == {"hope/c1", "hope/c2"}
+    assert set(labelled_runs) == {"labelled/fixed_500_o0", "labelled/c1"}
+    assert {r.data.tags["mlflow.parentRunId"] for r in hope_runs.values()} == {run_id}
+    assert {r.data.tags["mlflow.parentRunId"] for r in labelled_runs.values()} == {labelled_id}
+    c1 = hope_runs["hope/c1"].data.params
+    assert c1["chunker"] == "c1" and c1["chunker.chunk_size"] == "500"
+    assert c1["chunker._target_"] == "hope.chunking.FixedSizeChunker"
+    assert hope_runs["hope/c2"].data.params["chunker.chunk_size"] == "2000"
+    fixed = labelled_runs["labelled/fixed_500_o0"].data.params
+    assert fixed["chunker.chunk_size"] == "500" and fixed["chunker.chunk_overlap"] == "0"
+    # The parents are found as parents, not as chunker runs (a rerun reuses them).
+    assert record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path) == run_id
+    assert log_run(record, settings) == labelled_id
+    assert len(client.search_runs([experiment])) == 2 + 2 + 2

@@ -14,11 +14,13 @@ from hope.analysis.paper import HOPE_METRICS, INDICATORS, PAPER_TABLE2, PREDICTO
 from hope.analysis.report import AnalysisConfig, AnalysisResult, build_outputs
 from hope.analysis.stats import (
     binned_means,
+    bootstrap_mean_ci,
     correlation_cell,
     correlation_table,
     mean_ci,
     min_max_gains,
     range_fraction,
+    wilson_ci,
 )
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "JoinError",
     "JoinReport",
     "binned_means",
+    "bootstrap_mean_ci",
     "build_outputs",
     "correlation_cell",
     "correlation_table",
@@ -44,4 +47,5 @@ __all__ = [
     "min_max_gains",
     "range_fraction",
     "recommendation",
+    "wilson_ci",
 ]

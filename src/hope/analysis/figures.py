@@ -183,7 +183,8 @@ def figure7(
     x: str = "semantic_independence",
     indicators: Sequence[str] = tuple(INDICATORS),
 ) -> Figure:
-    """Each RAG indicator against semantic independence: bin means with 95 % t-interval bands.
+    """Each RAG indicator against semantic independence: bin means with 95 % percentile-bootstrap
+    bands (which stay within the indicators' range).
 
     ``bins`` comes from :func:`hope.analysis.stats.binned_means`, ``gains`` from
     :func:`hope.analysis.stats.min_max_gains`; the panel title prints the min-to-max gain, or

@@ -1,9 +1,9 @@
 """Chunker leaderboard: HOPE and its sub-metrics per chunker, per domain and overall.
 
 Every document is scored under every chunker, so chunkers are compared on the same documents:
-beside each chunker's mean and t-interval, the board gives its paired HOPE difference to the
-top-ranked chunker of the scope and a paired t-test p-value, which says whether the lead is
-distinguishable from noise.
+beside each chunker's mean and percentile-bootstrap interval (which stays within the scores'
+range [0, 1]), the board gives its paired HOPE difference to the top-ranked chunker of the scope
+and a paired t-test p-value, which says whether the lead is distinguishable from noise.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import stats
 
 from hope.analysis.paper import HOPE_METRICS, SIGNIFICANCE_LEVEL
-from hope.analysis.stats import DEFAULT_CONFIDENCE, mean_ci
+from hope.analysis.stats import DEFAULT_BOOTSTRAP, DEFAULT_CONFIDENCE, bootstrap_mean_ci
 
 OVERALL = "overall"
 
@@ -40,7 +40,12 @@ def _paired_gap(df: pd.DataFrame, chunker: str, best: str, metric: str) -> tuple
 
 
 def _scope_board(
-    df: pd.DataFrame, scope: str, metrics: Sequence[str], confidence: float
+    df: pd.DataFrame,
+    scope: str,
+    metrics: Sequence[str],
+    confidence: float,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
     rows = []
     for chunker, group in df.groupby("chunker", sort=True):
@@ -50,7 +55,9 @@ def _scope_board(
             "documents": group["doc_id"].nunique(),
         }
         for metric in metrics:
-            n, mean, low, high = mean_ci(group[metric].to_numpy(dtype=float), confidence)
+            n, mean, low, high = bootstrap_mean_ci(
+                group[metric].to_numpy(dtype=float), confidence, n_boot=n_boot, seed=seed
+            )
             row.update(
                 {f"{metric}_n": n, metric: mean, f"{metric}_ci_low": low, f"{metric}_ci_high": high}
             )
@@ -77,20 +84,23 @@ def leaderboard(
     metrics: Sequence[str] = tuple(HOPE_METRICS),
     by: str = "domain",
     confidence: float = DEFAULT_CONFIDENCE,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Per scope (each value of ``by``, then ``overall``) every chunker ranked by ``metrics[0]``.
 
     Columns: scope, rank, chunker, documents, and per metric its mean, ``_ci_low``/``_ci_high``
-    (Student-t, NaN below two documents) and ``_n``; then ``gap_to_best`` (mean paired difference
-    of the first metric to the scope's top chunker over ``gap_n`` shared documents) and
+    (seeded percentile bootstrap over documents, within the scores' range; NaN below two
+    documents) and ``_n``; then ``gap_to_best`` (mean paired difference of the first metric to
+    the scope's top chunker over ``gap_n`` shared documents) and
     ``p_vs_best`` (paired t-test; NaN for the top chunker itself and below two shared documents).
     The overall scope pools all pairs, so large domains weigh more, as in the paper's pooled
     analysis.
     """
     rows: list[dict[str, Any]] = []
     for scope, group in df.groupby(by, sort=True):
-        rows.extend(_scope_board(group, str(scope), metrics, confidence))
-    rows.extend(_scope_board(df, OVERALL, metrics, confidence))
+        rows.extend(_scope_board(group, str(scope), metrics, confidence, n_boot, seed))
+    rows.extend(_scope_board(df, OVERALL, metrics, confidence, n_boot, seed))
     columns = ["scope", "rank", "chunker", "documents"]
     for metric in metrics:
         columns += [metric, f"{metric}_ci_low", f"{metric}_ci_high", f"{metric}_n"]

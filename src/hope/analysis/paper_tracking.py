@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -75,8 +75,12 @@ def log_outputs_to_mlflow(
     run_name: str = "paper-outputs",
     artifact_path: str | None = "paper_figures",
     scores: str | Path | None = None,
+    files: Iterable[str | Path] | None = None,
 ) -> str:
     """Log every file under ``out_dir`` as artifacts, and ``metrics.json`` as metrics.
+
+    ``files`` (paths under ``out_dir``, e.g. from :func:`run_output_files`) logs only those: the
+    outputs of this run, not another file that lives in the folder (a committed benchmark figure).
 
     The run is ``run_id`` if given, else the active run (``mlflow.start_run``), else the parent
     run of the experiment run whose ``scores`` (the analysed scores.csv) these outputs analyse,
@@ -111,7 +115,10 @@ def log_outputs_to_mlflow(
             run_id = client.create_run(experiment_id, run_name=run_name, tags=tags).info.run_id
             created = True
         try:
-            client.log_artifacts(run_id, str(out_dir), artifact_path=artifact_path)
+            if files is None:
+                client.log_artifacts(run_id, str(out_dir), artifact_path=artifact_path)
+            else:
+                _log_files(client, run_id, out_dir, files, artifact_path)
             metrics_file = out_dir / "metrics.json"
             if metrics_file.is_file():
                 values = flatten_metrics(json.loads(metrics_file.read_text(encoding="utf-8")))
@@ -131,9 +138,48 @@ def log_outputs_to_mlflow(
     return run_id
 
 
+def run_output_files(out_dir: str | Path, repo: str | Path) -> list[Path] | None:
+    """The files under ``out_dir`` that the pipeline writes (the outputs, metrics and plots
+    ``<repo>/dvc.yaml`` declares), as they exist now; None without a dvc.yaml (then everything).
+
+    ``paper_figures/`` also holds files no stage of this run writes: its README and the figure
+    of the labelled benchmark's record (``labelled_vs_hope.png``, written by
+    ``bench/bench_labelled.py`` for ``bench/results/``), which are not this run's outputs.
+    """
+    from hope.tracking.provenance import dvc_written_paths
+
+    repo = Path(repo)
+    if not (repo / "dvc.yaml").is_file():
+        return None
+    root = Path(out_dir).resolve()
+    found = []
+    for declared in dvc_written_paths(repo):
+        path = (repo / declared).resolve()
+        if path.is_relative_to(root) and path.is_file():
+            found.append(path)
+        elif path.is_relative_to(root) and path.is_dir():
+            found.extend(p for p in path.rglob("*") if p.is_file())
+    return sorted(set(found))
+
+
+def _log_files(
+    client: Any,
+    run_id: str,
+    out_dir: Path,
+    files: Iterable[str | Path],
+    artifact_path: str | None,
+) -> None:
+    root = out_dir.resolve()
+    for file in files:
+        path = Path(file) if Path(file).is_absolute() else out_dir / file
+        folder = path.resolve().relative_to(root).parent.as_posix()
+        parts = [p for p in (artifact_path, "" if folder == "." else folder) if p]
+        client.log_artifact(run_id, str(path), artifact_path="/".join(parts) or None)
+
+
 def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
     """The newest parent run (any experiment) tagged with the md5 of the ``scores`` file."""
-    from hope.tracking.layout import CHILD_KIND, KIND_TAG
+    from hope.tracking.layout import is_chunker_run
     from hope.tracking.provenance import file_md5s
 
     path = Path(scores)
@@ -146,7 +192,7 @@ def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
     runs = client.search_runs(
         experiments, filter_string=f"tags.`hope.scores_md5` = '{md5}'", max_results=100
     )
-    parents = [r for r in runs if r.data.tags.get(KIND_TAG) != CHILD_KIND]
+    parents = [r for r in runs if not is_chunker_run(r)]
     return max(parents, key=lambda r: r.info.start_time or 0) if parents else None
 
 

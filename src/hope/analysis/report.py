@@ -154,7 +154,7 @@ def build_outputs(
         unused = correlations["row"].isin(report.not_run)
         correlations.loc[unused, "reason"] = "not run (ragas.metrics)"
     table2 = table2_frame(correlations)
-    board = leaderboard(pairs, confidence=config.confidence)
+    board = leaderboard(pairs, confidence=config.confidence, n_boot=config.n_boot, seed=config.seed)
     bins = binned_means(
         pairs,
         "semantic_independence",
@@ -163,6 +163,8 @@ def build_outputs(
         min_bin_size=config.min_bin_size,
         binning=config.binning,
         confidence=config.confidence,
+        n_boot=config.n_boot,
+        seed=config.seed,
     )
     gains = min_max_gains(bins, list(INDICATORS))
     fractions = {m: range_fraction(pairs[m].to_numpy(dtype=float)) for m in HOPE_METRICS}

@@ -1,4 +1,9 @@
-"""Correlations with bootstrap confidence intervals, t-intervals of means, binned means and gains.
+"""Correlations with bootstrap confidence intervals, intervals of means, binned means and gains.
+
+The mean of a bounded score (HOPE, its sub-metrics, the RAG indicators: all in [0, 1]) gets a
+percentile-bootstrap interval (``bootstrap_mean_ci``), which stays within the range of the values
+and so within the score's; a Student-t interval (``mean_ci``) can cross 0 or 1 and is not used for
+anything printed or drawn. A share (k of n) gets a Wilson interval (``wilson_ci``).
 
 Everything here refuses to print a number that the data cannot support: a statistic over fewer
 than ``min_n`` pairs, or over a constant column, is NaN and the row says why and over how many.
@@ -236,6 +241,8 @@ def mean_ci(
 ) -> tuple[int, float, float, float]:
     """(n, mean, low, high): Student-t interval of the mean of the finite values.
 
+    Not for a bounded score's printed interval: it can leave the range (``bootstrap_mean_ci``).
+
     The interval is NaN below two values, and collapses to the mean when all values agree.
     """
     arr = np.asarray(values, dtype=float)
@@ -251,6 +258,57 @@ def mean_ci(
         return n, mean, mean, mean
     half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * sem
     return n, mean, mean - half, mean + half
+
+
+def bootstrap_mean_ci(
+    values: Sequence[float] | np.ndarray,
+    confidence: float = DEFAULT_CONFIDENCE,
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    bounds: tuple[float, float] | None = None,
+) -> tuple[int, float, float, float]:
+    """(n, mean, low, high): seeded percentile-bootstrap interval of the mean of the finite values.
+
+    Every resampled mean lies between the smallest and the largest value, so the interval stays
+    in the score's range; ``bounds`` (a range, e.g. ``(0, 1)``) also clips it. NaN below two
+    values; the mean itself when all agree.
+    """
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    n = int(arr.size)
+    if n == 0:
+        return 0, math.nan, math.nan, math.nan
+    mean = float(arr.mean())
+    if n < 2:
+        return n, mean, math.nan, math.nan
+    if _is_constant(arr):
+        return n, mean, mean, mean
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_boot)
+    for start in range(0, n_boot, _BLOCK):
+        size = min(_BLOCK, n_boot - start)
+        means[start : start + size] = arr[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    low, high = percentile_ci(means, confidence)
+    if bounds is not None:
+        low, high = (float(np.clip(v, *bounds)) for v in (low, high))
+    return n, mean, low, high
+
+
+def wilson_ci(
+    successes: int, n: int, confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float, float]:
+    """Wilson score interval of the share ``successes / n``, within [0, 1] (NaN when n = 0)."""
+    if n <= 0:
+        return math.nan, math.nan
+    if not 0 <= successes <= n:
+        raise ValueError(f"wilson_ci: {successes} successes out of {n}")
+    z = float(stats.norm.ppf(0.5 + confidence / 2.0))
+    share = successes / n
+    denom = 1.0 + z * z / n
+    centre = (share + z * z / (2 * n)) / denom
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def range_fraction(values: Sequence[float] | np.ndarray, lo: float = 0.0, hi: float = 1.0) -> float:
@@ -303,8 +361,11 @@ def binned_means(
     min_bin_size: int = 5,
     binning: str = "quantile",
     confidence: float = DEFAULT_CONFIDENCE,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
 ) -> pd.DataFrame:
-    """Mean of each ``ys`` column (with t-interval) per bin of ``x``; one row per (y, bin).
+    """Mean of each ``ys`` column (with its percentile-bootstrap interval, within the indicator's
+    [0, 1] range) per bin of ``x``; one row per (y, bin).
 
     The edges come from every pair with a finite ``x``, so all indicators share the same bins;
     a pair whose indicator is NaN only leaves that indicator's bin mean. Bins are closed on the
@@ -321,7 +382,9 @@ def binned_means(
         values = df[y].to_numpy(dtype=float)
         for b in range(len(edges) - 1):
             mask = np.isfinite(xs) & (which == b) & np.isfinite(values)
-            n, mean, low, high = mean_ci(values[mask], confidence)
+            n, mean, low, high = bootstrap_mean_ci(
+                values[mask], confidence, n_boot=n_boot, seed=seed
+            )
             records.append(
                 {
                     "y": y,

@@ -312,7 +312,8 @@ def _scope_order(board: pd.DataFrame) -> list[str]:
 
 def leaderboard_markdown(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_METRICS)) -> str:
     lines = [
-        "Chunker leaderboard: mean and 95 % t-interval over documents, ranked by "
+        "Chunker leaderboard: mean and 95 % percentile-bootstrap interval over documents, "
+        "ranked by "
         f"{PREDICTORS.get(metrics[0], metrics[0])}; 'vs best' is the paired difference to the "
         "scope's top chunker over the documents both scored, with a paired t-test p-value.",
     ]
@@ -355,7 +356,7 @@ def leaderboard_latex(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_M
                 f"{first} & {name} & {int(row['documents'])} & " + " & ".join(cells) + r" \\"
             )
     caption = (
-        r"Chunkers ranked by mean HOPE per domain and overall; mean [95\,\% t-interval] over "
-        "documents."
+        r"Chunkers ranked by mean HOPE per domain and overall; mean [95\,\% bootstrap interval] "
+        "over documents."
     )
     return _latex_table("scriptsize", "llr" + "l" * len(metrics), out, caption, "tab:leaderboard")

@@ -84,6 +84,21 @@ def usage_by_chunker(report: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     return usage
 
 
+def chunker_settings(names: Sequence[str], conf_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each chunker's settings as ``<conf_dir>/<name>.yaml`` gives them (resolved; nothing is
+    instantiated): its run's ``chunker.*`` params. A chunker without a file has none."""
+    from omegaconf import OmegaConf
+
+    settings: dict[str, dict[str, Any]] = {}
+    for name in names:
+        path = Path(conf_dir) / f"{name}.yaml"
+        if path.is_file():
+            loaded = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+            if isinstance(loaded, dict):
+                settings[name] = {str(k): v for k, v in loaded.items()}
+    return settings
+
+
 def run_labelled_stage(
     settings: BenchmarkSettings, data_dir: Path, conf_dir: Path, cache_path: str | None
 ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any], dict[str, float]]:

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from hope.core.io import csv_text, json_text, write_atomic
-from hope.pipeline.labelled_step import run_labelled_stage, usage_by_chunker
+from hope.pipeline.labelled_step import chunker_settings, run_labelled_stage, usage_by_chunker
 from hope.pipeline.stage_params import stage_params
 
 
@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         {**timings, "labelled": wall_s},
         [args.data],
         usage_by_chunker=usage_by_chunker(report),
+        chunker_configs=chunker_settings(sorted({str(r["chunker"]) for r in rows}), args.conf_dir),
     )
     pooled = metrics["tau_budget_recall"].get("pooled", {})
     print(

@@ -4,7 +4,8 @@ Each ``notebooks/*.py`` (jupytext percent format, kept in git without outputs) i
 memory, run by papermill with the given parameters, and the executed notebook is written to
 ``--out-dir`` (``paper_figures/notebooks/<name>.ipynb``); a notebook that fails is kept as
 ``<name>.failed.ipynb`` for inspection and the stage exits non-zero. With ``--mlflow`` the
-folder ``--mlflow-dir`` (``paper_figures/``) is then logged to an MLflow run.
+outputs the pipeline writes in ``--mlflow-dir`` (``paper_figures/``; those dvc.yaml declares, so
+not a benchmark record's figure kept there) are then logged to an MLflow run.
 """
 
 from __future__ import annotations
@@ -90,13 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"notebooks: executed {source} -> {output}")
     if args.mlflow:
-        from hope.analysis.paper_tracking import log_outputs_to_mlflow
+        from hope.analysis.paper_tracking import log_outputs_to_mlflow, run_output_files
 
         # The analysed scores (parameter ``scores``, relative to --cwd) name the experiment run
         # whose parent MLflow run gets the outputs.
         scores = parameters.get("scores")
         scores = Path(args.cwd) / str(scores) if scores is not None else None
-        run_id = log_outputs_to_mlflow(args.mlflow_dir, args.mlflow_run_id, scores=scores)
+        files = run_output_files(args.mlflow_dir, Path.cwd())
+        run_id = log_outputs_to_mlflow(
+            args.mlflow_dir, args.mlflow_run_id, scores=scores, files=files
+        )
         print(f"notebooks: logged {args.mlflow_dir} to MLflow run {run_id}")
     return 0
 

@@ -2,12 +2,13 @@
 
 A parent run tagged ``hope.kind = labelled`` holds the benchmark's settings (params), the τ of
 every label-free score with every labelled target per corpus and pooled
-(``tau/<target>/<corpus>/<score>``), the score means per corpus (``domain/<corpus>/<score>``:
-the corpus plays the domain's part), LLM usage, the wall times and the stage's files. A child per
-chunker has the labelled measures beside HOPE, BLEU and the baselines under the same keys in
-every child, and its LLM usage, so that selecting the children and pressing *Compare* puts the
-chunkers side by side, as for the HOPE runs. The run's key is the md5 of results.json:
-rerunning the stage on the same inputs logs into the same run.
+(``tau/<target>/<corpus>/<score>``), the score means per corpus (``domain/<corpus>/<score>``: the
+corpus plays the domain's part), LLM usage, the wall times and the stage's files. A child per
+chunker (``hope.kind = labelled_chunker``, named ``labelled/<chunker>``, apart from the HOPE runs'
+``chunker`` runs named ``hope/<chunker>``) has the labelled measures beside HOPE, BLEU and the
+baselines under the same keys in every child, and its LLM usage, so that selecting the children and
+pressing *Compare* puts the chunkers side by side, as for the HOPE runs. The run's key is the md5
+of results.json: rerunning the stage on the same inputs logs into the same run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from hope.tracking.layout import LABELLED_CHILD_KIND
 from hope.tracking.names import name_part
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
@@ -48,6 +50,7 @@ def labelled_record(
     data_hashes: Mapping[str, str],
     repo: Path,
     usage_by_chunker: Mapping[str, Mapping[str, float]] | None = None,
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunRecord:
     labelled = dict(params.get("labelled") or {})
     scores = [k for k in rows[0] if k not in NOT_SCORES] if rows else []
@@ -80,6 +83,8 @@ def labelled_record(
         run_key=f"labelled:{md5}",
         child_scores=scores,
         extra_metrics=flat_tau(metrics),
+        child_kind=LABELLED_CHILD_KIND,
+        chunker_configs=dict(chunker_configs or {}),
     )
 
 
@@ -93,10 +98,12 @@ def record_labelled_stage(
     *,
     repo: Path | None = None,
     usage_by_chunker: Mapping[str, Mapping[str, float]] | None = None,
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str | None:
     """Log the run when params.yaml's ``tracking:`` is enabled; returns its id, else None.
     ``inputs``: the files or folders the stage read (their md5s are the run's ``dvc.*`` params);
-    ``usage_by_chunker``: each chunker's LLM usage, for its child run."""
+    ``usage_by_chunker``: each chunker's LLM usage, for its child run; ``chunker_configs``: each
+    chunker's settings, its child run's ``chunker.*`` params."""
     repo = Path.cwd() if repo is None else repo
     settings = stage_settings(params_path, repo)
     if not settings.enabled:
@@ -106,6 +113,14 @@ def record_labelled_stage(
     params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
     files = [p for path in inputs for p in sorted(Path(path).rglob("*")) if p.is_file()]
     record = labelled_record(
-        params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo, usage_by_chunker
+        params,
+        Path(out_dir),
+        metrics,
+        rows,
+        timings,
+        file_md5s(files),
+        repo,
+        usage_by_chunker,
+        chunker_configs,
     )
     return log_run(record, settings)

@@ -4,12 +4,13 @@
   a set of shards): config, seeds, commit, DVC hashes, the objective, corpus-level aggregates and
   the stage's files. ``get_or_create_parent_run`` finds it by its key (tag ``hope.run_key``) or
   creates it, so that several processes (shards, the analysis stage) can log into the same one.
-* One **child run per chunker** (tag ``hope.kind = chunker``) holds the *same metric keys* in every
-  child (``CHILD_SCORES``, the usage counts, failures, ``<score>.<domain>`` for every domain of the
-  experiment run): a value that was not measured or is undefined for that chunker is logged as NaN,
-  so that selecting the children in the MLflow UI and pressing *Compare* puts chunkers side by
-  side. Per-document rows are an MLflow table (``documents.json``), the per-passage evidence an
-  artifact, the prepared corpus and the chunk table its dataset inputs.
+* One **child run per chunker** (tag ``hope.kind = chunker``, named ``hope/<chunker>``; the
+  labelled benchmark's are ``labelled_chunker`` and ``labelled/<chunker>``) holds the *same metric
+  keys* in every child (``CHILD_SCORES``, the usage counts, failures, ``<score>.<domain>`` for
+  every domain of the experiment run): a value that was not measured or is undefined for that
+  chunker is logged as NaN, so that selecting the children in the MLflow UI and pressing *Compare*
+  puts chunkers side by side. Per-document rows are an MLflow table (``documents.json``), the
+  per-passage evidence an artifact, the prepared corpus and the chunk table its dataset inputs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ PARENT_TAG = "mlflow.parentRunId"
 RUN_KEY_TAG = "hope.run_key"
 CHUNKER_TAG = "hope.chunker"
 KIND_TAG = "hope.kind"
+# A chunker run's kind: a HOPE run's chunker (``chunker``: the README's filter selects exactly
+# these) or the labelled benchmark's (``labelled_chunker``); named ``hope/<chunker>`` and
+# ``labelled/<chunker>`` so that two runs of one chunker tell apart in Compare.
 CHILD_KIND = "chunker"
+LABELLED_CHILD_KIND = "labelled_chunker"
+CHUNKER_KINDS = (CHILD_KIND, LABELLED_CHILD_KIND)
+CHILD_PREFIX = {CHILD_KIND: "hope", LABELLED_CHILD_KIND: "labelled"}
 # The RAGAS indicators (hope.analysis.paper.INDICATORS, not imported: that package loads plotting).
 RAG_INDICATORS = (
     "answer_correctness",
@@ -85,7 +92,7 @@ def get_or_create_parent_run(
 
     def parents() -> list[Any]:
         runs = find_runs_by_tag(client, exp_id, key_tag)
-        return [r for r in runs if r.data.tags.get(KIND_TAG) != CHILD_KIND]
+        return [r for r in runs if not is_chunker_run(r)]
 
     existing = parents()
     if existing:
@@ -102,17 +109,32 @@ def get_or_create_parent_run(
     return run_id, True
 
 
+def is_chunker_run(run: Any) -> bool:
+    """A chunker run (of HOPE or of the labelled benchmark), not a parent."""
+    return run.data.tags.get(KIND_TAG) in CHUNKER_KINDS
+
+
+def chunker_run_name(chunker: str, kind: str = CHILD_KIND) -> str:
+    """``hope/<chunker>`` or ``labelled/<chunker>``."""
+    return f"{CHILD_PREFIX.get(kind, kind)}/{chunker}"
+
+
 def get_or_create_child_run(
-    client: Any, exp_id: str, parent_run_id: str, chunker: str, tags: Mapping[str, str]
+    client: Any,
+    exp_id: str,
+    parent_run_id: str,
+    chunker: str,
+    tags: Mapping[str, str],
+    kind: str = CHILD_KIND,
 ) -> str:
-    """The chunker's child run under ``parent_run_id`` (created if it has none yet)."""
+    """The chunker's child run under ``parent_run_id`` (created if it has none yet), of ``kind``
+    (``chunker`` or ``labelled_chunker``) and named ``chunker_run_name(chunker, kind)``."""
     found = find_runs_by_tag(client, exp_id, {PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker})
     if found:
         return found[0].info.run_id
-    all_tags = {**tags, PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker, KIND_TAG: CHILD_KIND}
-    return with_retry(
-        lambda: client.create_run(exp_id, tags=all_tags, run_name=chunker)
-    ).info.run_id
+    all_tags = {**tags, PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker, KIND_TAG: kind}
+    name = chunker_run_name(chunker, kind)
+    return with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=name)).info.run_id
 
 
 def chunker_metrics(

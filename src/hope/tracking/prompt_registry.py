@@ -5,7 +5,12 @@ Each prompt is registered under its own name; MLflow numbers the versions itself
 each registered version carries the project's identity as tags: ``hope.version`` (the file's
 ``version:``) and ``hope.prompt_id`` (``name@vN#texthash``). A prompt whose identity is registered
 already is not registered again. Runs link the registered versions they used (MLflow's
-``mlflow.linkedPrompts`` run tag).
+``mlflow.linkedPrompts`` run tag), and each prompt belongs to the experiment of those runs
+(MLflow's prompt tag ``_mlflow_experiment_ids``, what the experiment's Prompts tab and
+``search_prompts(filter_string="experiment_id = '<id>'")`` list). ``MlflowClient.register_prompt``
+links a new prompt to the *process's* current experiment, which for a client-only logger like
+this one is the default experiment 0; the registration runs with that set to the runs'
+experiment, and the link is then made explicitly, for versions registered earlier too.
 
 The template is the chat (system and user message) with the ``{field}`` slots written as MLflow's
 ``{{field}}`` variables.
@@ -15,13 +20,16 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from hope.tracking.names import name_part
 from hope.tracking.store import with_retry
 
 ID_TAG = "hope.prompt_id"
+# mlflow.prompt.constants.PROMPT_EXPERIMENT_IDS_TAG_KEY: ",1,4," (commas around every id)
+EXPERIMENTS_TAG = "_mlflow_experiment_ids"
 VERSION_TAG = "hope.version"
 
 
@@ -98,13 +106,51 @@ def _versions(client: Any, name: str) -> list[Any]:
             return versions
 
 
+@contextmanager
+def _current_experiment(experiment_id: str | None) -> Iterator[None]:
+    """The process's current experiment set to ``experiment_id`` for the block: the experiment
+    ``MlflowClient.register_prompt`` links a new prompt to (``mlflow.tracking.fluent``'s
+    ``_get_experiment_id``). Its active-experiment global is used because the environment
+    variable would be checked through the global tracking URI, not the client's."""
+    from mlflow.tracking import fluent
+
+    if experiment_id is None or not hasattr(fluent, "_active_experiment_id"):
+        yield
+        return
+    saved = fluent._active_experiment_id
+    fluent._active_experiment_id = str(experiment_id)
+    try:
+        yield
+    finally:
+        fluent._active_experiment_id = saved
+
+
+def link_to_experiment(client: Any, name: str, experiment_id: str) -> None:
+    """Add ``experiment_id`` to the prompt's experiments (its ``_mlflow_experiment_ids`` tag)."""
+    prompt = with_retry(lambda: client.get_prompt(name))
+    current = (prompt.tags or {}).get(EXPERIMENTS_TAG, "") if prompt is not None else ""
+    ids = [i.strip() for i in current.split(",") if i.strip()]
+    if str(experiment_id) in ids:
+        return
+    value = "," + ",".join([*ids, str(experiment_id)]) + ","
+    with_retry(lambda: client.set_prompt_tag(name, EXPERIMENTS_TAG, value))
+
+
 def register_and_link(
-    client: Any, prompts: Mapping[str, Mapping[str, Any]], run_ids: list[str]
+    client: Any,
+    prompts: Mapping[str, Mapping[str, Any]],
+    run_ids: list[str],
+    experiment_id: str | None = None,
 ) -> dict[str, str]:
-    """Register every prompt and link its version to each run; returns name -> ``prompts:/n/v``."""
-    versions = {name: register_prompt(client, name, p) for name, p in sorted(prompts.items())}
+    """Register every prompt, link its version to each run and the prompt to ``experiment_id``
+    (the runs' experiment); returns name -> ``prompts:/n/v``."""
+    with _current_experiment(experiment_id):
+        versions = {name: register_prompt(client, name, p) for name, p in sorted(prompts.items())}
     for run_id in run_ids:
         link_to_run(client, run_id, list(versions.values()))
+    if experiment_id is not None:
+        for registered in sorted({v.name for v in versions.values()}):
+            link_to_experiment(client, registered, str(experiment_id))
     return {name: f"prompts:/{v.name}/{v.version}" for name, v in versions.items()}
 
 

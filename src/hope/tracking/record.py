@@ -34,6 +34,7 @@ import yaml
 
 from hope.tracking.datasets import DataFile, log_datasets
 from hope.tracking.layout import (
+    CHILD_KIND,
     CHILD_SCORES,
     KIND_TAG,
     PARENT_TAG,
@@ -46,7 +47,7 @@ from hope.tracking.layout import (
 )
 from hope.tracking.names import MAX_PARAM_CHARS, aggregate_metrics, flatten, is_finite, name_part
 from hope.tracking.prompt_registry import register_and_link
-from hope.tracking.provenance import dvc_hashes, git_commit
+from hope.tracking.provenance import dvc_hashes, git_commit, source_tags
 from hope.tracking.secrets import redact, scrub, secret_values
 from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
 from hope.tracking.traces import log_traces
@@ -94,6 +95,9 @@ class RunRecord:
     extra_metrics: Mapping[str, float] = field(default_factory=dict)
     # chunker -> LLM usage, where no evidence file holds it (the labelled benchmark's results.json)
     usage_by_chunker: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # The chunker runs' kind (hope.kind): a HOPE run's ``chunker``, the labelled benchmark's
+    # ``labelled_chunker``; it also names them (hope/<chunker>, labelled/<chunker>).
+    child_kind: str = CHILD_KIND
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -141,9 +145,8 @@ def log_run(
     commit, dirty = git_commit(repo)
     dvc = dvc_hashes(repo / "dvc.lock") if record.data_hashes is None else dict(record.data_hashes)
     tags = {k: scrub(str(v), secrets) for k, v in record.tags.items()}
-    if commit:
-        tags["mlflow.source.git.commit"] = commit
-        tags["hope.git_dirty"] = str(dirty).lower()
+    source = source_name(record)
+    tags.update(source_tags(commit, dirty, source))
     run_id, created = get_or_create_parent_run(
         settings,
         record.run_key or new_run_key(),
@@ -182,9 +185,11 @@ def log_run(
         client.log_text(run_id, scrub(json.dumps(provenance, indent=2), secrets), "provenance.json")
         for artifact_path, local in record.artifacts.items():
             log_file(client, run_id, artifact_path, Path(local), secrets)
-        children = log_children(client, exp_id, run_id, record, settings, secrets)
+        children = log_children(
+            client, exp_id, run_id, record, settings, secrets, source_tags(commit, dirty, source)
+        )
         if record.prompts:
-            register_and_link(client, record.prompts, [run_id, *children.values()])
+            register_and_link(client, record.prompts, [run_id, *children.values()], exp_id)
         if record.traces:
             log_traces(client, settings.uri, exp_id, run_id, record.traces)
     except BaseException:
@@ -194,6 +199,17 @@ def log_run(
     return run_id
 
 
+def source_name(record: RunRecord) -> str:
+    """What the run page shows as the run's source: the DVC stage (``dvc.yaml:hope``) or the
+    program that logged it."""
+    import sys
+
+    stage = record.tags.get("hope.stage")
+    if stage:
+        return f"dvc.yaml:{stage}"
+    return Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "hope"
+
+
 def log_children(
     client: Any,
     exp_id: str,
@@ -201,8 +217,10 @@ def log_children(
     record: RunRecord,
     settings: TrackingSettings,
     secrets: Sequence[str],
+    source: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """One finished child run per chunker of ``record``; returns chunker -> run id."""
+    """One finished child run per chunker of ``record``; returns chunker -> run id. ``source``:
+    the parent's source and commit tags, which the children carry too."""
     chunkers = sorted({str(r["chunker"]) for r in record.rows})
     domains = sorted({str(r["domain"]) for r in record.rows})
     evidence = {k: Path(v) for k, v in record.evidence_artifacts.items() if Path(v).is_file()}
@@ -210,9 +228,12 @@ def log_children(
         split, usage = split_evidence(evidence, Path(tmp), chunkers)
         children: dict[str, str] = {}
         base_tags = {k: v for k, v in record.tags.items() if k not in (KIND_TAG, "hope.chunkers")}
+        base_tags.update(source or {})
         for chunker in chunkers:
             rows = [r for r in record.rows if str(r["chunker"]) == chunker]
-            child = get_or_create_child_run(client, exp_id, parent_id, chunker, base_tags)
+            child = get_or_create_child_run(
+                client, exp_id, parent_id, chunker, base_tags, record.child_kind
+            )
             children[chunker] = child
             try:
                 config = flatten(redact(record.chunker_configs.get(chunker, {})))

@@ -113,7 +113,12 @@ def stage_record(
     wall_s: float,
     repo: Path,
     traces: Sequence[Any] = (),
+    inputs: Sequence[Path | str] | None = None,
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunRecord:
+    """The stage's run as a ``RunRecord``. ``inputs``: the files read, the documents then the
+    passages, which name the datasets (default: ``data_hashes`` in its own order);
+    ``chunker_configs``: each chunker's settings (its run's ``chunker.*`` params)."""
     hope = params.get("hope") or {}
     corpora = params.get("corpora") or {}
     settings = summary.get("settings") or {}
@@ -123,7 +128,7 @@ def stage_record(
     profile = str(hope.get("profile", settings.get("profile", "paper")))
     chunking = chunkers[0] if len(chunkers) == 1 else f"{len(chunkers)} chunkers"
     run_key, scores_md5 = scores_key(out_dir / "scores.csv")
-    roles = dict(zip(data_hashes, (CORPUS, CHUNKS), strict=False))  # documents, then passages
+    datasets = input_datasets(list(data_hashes) if inputs is None else inputs, data_hashes)
     return RunRecord(
         config={
             "hope": dict(hope),
@@ -161,10 +166,41 @@ def stage_record(
         repo=repo,
         data_hashes=data_hashes,
         run_key=run_key,
-        datasets=[DataFile(role, Path(path), data_hashes[path]) for path, role in roles.items()],
+        datasets=datasets,
         failures_by_chunker=failures_per_chunker(summary),
         traces=traces,
+        chunker_configs=dict(chunker_configs or {}),
     )
+
+
+def input_datasets(inputs: Sequence[Path | str], data_hashes: Mapping[str, str]) -> list[DataFile]:
+    """The stage's inputs as datasets: the first is the corpus (the prepared documents), the
+    second the chunk table (the passages), each with its md5 from ``data_hashes``.
+
+    The roles follow the order the stage read its inputs in, not the order of ``data_hashes``
+    (``file_md5s`` sorts by path, and ``data/chunks/...`` sorts before ``data/prepared/...``).
+    """
+    return [
+        DataFile(role, Path(path), data_hashes[str(path)])
+        for role, path in zip((CORPUS, CHUNKS), inputs, strict=False)
+    ]
+
+
+def chunk_configs(passages: Path | str) -> dict[str, dict[str, Any]]:
+    """chunker -> its settings, from the chunk stage's ``summary.json`` beside the passages
+    (``config`` of each chunker: name, ``_target_`` and every setting); {} without one."""
+    path = Path(passages).parent / "summary.json"
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(summary, Mapping):
+        return {}
+    return {
+        str(name): dict(entry["config"])
+        for name, entry in summary.items()
+        if isinstance(entry, Mapping) and isinstance(entry.get("config"), Mapping)
+    }
 
 
 def record_score_stage(
@@ -180,8 +216,9 @@ def record_score_stage(
 
     ``inputs`` are the files the stage read, the documents then the passages (their md5s are the
     run's ``dvc.<path>`` params, as dvc.lock will record them, and name the chunker runs'
-    datasets). ``traces``: the sampled LLM calls (``stage_trace_recorder``). Returns the parent
-    run's id, or None when params.yaml has no enabled ``tracking:`` section.
+    datasets); the chunk stage's summary.json beside the passages gives each chunker run its
+    chunker's settings as params. ``traces``: the sampled LLM calls (``stage_trace_recorder``).
+    Returns the parent run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
     from hope.core.io import RUN_DEPENDENT_KEYS, write_json_atomic
 
@@ -205,7 +242,19 @@ def record_score_stage(
         return None
     if settings.artifact_root:
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
-    record = stage_record(params, rows, summary, out, file_md5s(inputs), wall_s, repo, traces)
+    configs = chunk_configs(inputs[1]) if len(inputs) > 1 else {}
+    record = stage_record(
+        params,
+        rows,
+        summary,
+        out,
+        file_md5s(inputs),
+        wall_s,
+        repo,
+        traces,
+        inputs=inputs,
+        chunker_configs=configs,
+    )
     return log_run(record, settings)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hope.tracking.names import finite_mean, flatten, name_part
-from hope.tracking.provenance import git_commit
+from hope.tracking.provenance import git_commit, source_tags
 from hope.tracking.record import PARENT_TAG
 from hope.tracking.secrets import redact, secret_values
 from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
@@ -30,9 +30,7 @@ def start_parent_run(
     exp_id = with_retry(lambda: experiment_id(client, settings))
     all_tags = {"hope.kind": "sweep", **(tags or {})}
     commit, dirty = git_commit(repo or Path.cwd())
-    if commit:
-        all_tags["mlflow.source.git.commit"] = commit
-        all_tags["hope.git_dirty"] = str(dirty).lower()
+    all_tags.update(source_tags(commit, dirty, run_name))
     run = with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name))
     flat = {name_part(k): v for k, v in flatten(redact(dict(params))).items()}
     log_batches(client, run.info.run_id, flat, {})
