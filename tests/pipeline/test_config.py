@@ -108,6 +108,7 @@ _PLUGINS = {
     "submitit_slurm": "hydra_plugins.hydra_submitit_launcher",
     "submitit_local": "hydra_plugins.hydra_submitit_launcher",
     "optuna_chunk_size": "hydra_plugins.hydra_optuna_sweeper",
+    "optuna_probe": "hydra_plugins.hydra_optuna_sweeper",
 }
 
 

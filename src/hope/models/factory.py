@@ -207,12 +207,25 @@ def build_evaluator(cfg) -> Any:
     return HopeEvaluator(llm, embedder, settings, result_cache=llm.cache if reuse else None)
 
 
-def embedder_preset(name: str) -> CachingEmbedder:
+def embedder_preset(name: str, cache_path: str | None = None) -> CachingEmbedder:
     """An embedder of the packaged ``embedder`` config group (minilm, hashing, openai, ...), with
-    the cache of the packaged ``score`` config."""
+    the cache at ``cache_path`` (default: the packaged ``score`` config's). The group's files are
+    read directly, not composed by Hydra, so that this also works inside a running Hydra app
+    (``hope-run objective=probe``), where a second Hydra initialisation is refused."""
+    from importlib.resources import files
+
     from hydra.utils import instantiate
+    from omegaconf import OmegaConf
 
-    from hope.core.packaged_configs import compose_config
-
-    cfg = compose_config([f"embedder={name}"])
-    return instantiate(cfg.embedder, cache=open_cache(cfg.cache.path))
+    conf = files("hope.conf")
+    preset = conf / "embedder" / f"{name}.yaml"
+    if not preset.is_file():
+        options = sorted(
+            f.name.removesuffix(".yaml")
+            for f in (conf / "embedder").iterdir()
+            if f.name.endswith(".yaml")
+        )
+        raise ValueError(f"no packaged embedder config {name!r}; available: {options}")
+    if cache_path is None:
+        cache_path = OmegaConf.load(str(conf / "score.yaml")).cache.path
+    return instantiate(OmegaConf.load(str(preset)), cache=open_cache(cache_path))

@@ -15,6 +15,9 @@ enabled;
 5. returns the objective: the mean of ``objective``'s column over the pairs where it is defined.
 
 ``dry_run=true`` stops after step 2 and prints the LLM work instead (``hope.pipeline.estimate``).
+``objective=probe`` replaces steps 3-5 by the probe (:func:`probe_job`): no LLM call, the
+objective is the job's chunkers' pooled probe recall at the middle budget, so an Optuna sweep
+(conf/sweep/optuna_probe.yaml) tunes a chunker to a retrieval setting without labels.
 """
 
 from __future__ import annotations
@@ -239,6 +242,8 @@ def run(cfg: DictConfig | RunConfig, *, output_dir: Path | None = None) -> float
     documents, chunkers = select_shard(shard, load_documents(path, config.data.doc_ids), chunkers)
     timings["prepare"] = time.perf_counter() - mark
     log.info("%d documents (%s), chunkers %s", len(documents), origin, [c.name for c in chunkers])
+    if config.objective == "probe":
+        return probe_job(config, documents, chunkers, out, timings)
 
     # Each document is chunked when its pairs' turn comes, and its passages go to passages.jsonl
     # (and through BLEU) at once: the run holds the passages of the pairs in flight, not the
@@ -334,6 +339,103 @@ def run(cfg: DictConfig | RunConfig, *, output_dir: Path | None = None) -> float
     track(config, rows, columns, summary, objective, out, chunkers, traces)
     log.info("objective %s = %s (%d pairs) -> %s", config.objective, objective, len(rows), out)
     return objective
+
+
+def probe_job(
+    config: RunConfig,
+    documents: Sequence[Mapping[str, Any]],
+    chunkers: Sequence[Chunker],
+    out: Path,
+    timings: dict[str, float],
+) -> float:
+    """The job with ``objective=probe``: chunk (cached), probe every chunking per domain
+    (``hope.pipeline.probe_step``), write passages.jsonl and the probe stage's files (results.json,
+    chunkers.csv, metrics.json), log
+    the probe's MLflow run (a child of the sweep's run in a multirun) and return the mean over the
+    job's chunkers of their pooled recall at the probe's middle budget."""
+    from hope.core.io import csv_text, json_text, write_atomic
+    from hope.models.factory import embedder_preset, open_cache
+    from hope.pipeline.probe_step import probe_metrics, probe_rows, run_probe
+    from hope.probe import code_writer
+
+    started = time.perf_counter()
+    cache = open_cache(config.cache.path)
+    passages = [
+        record
+        for chunker in chunkers
+        for document in documents
+        for record in cached_chunks(
+            cache,
+            chunker.config,
+            document,
+            lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+        )
+    ]
+    write_atomic(out / "passages.jsonl", jsonl_lines(passages))
+    timings["chunk"] = time.perf_counter() - started
+    settings = config.probe.settings()
+    report, probe_timings = run_probe(
+        documents,
+        passages,
+        embedder_preset(config.probe.embedder, config.cache.path),
+        settings,
+        code_writer(config.probe.writer),
+    )
+    timings["probe"] = sum(probe_timings.values())
+    rows = probe_rows(report, settings)
+    metrics = probe_metrics(report, settings)
+    write_atomic(out / "results.json", json_text(report))
+    write_atomic(out / "chunkers.csv", csv_text(rows))
+    write_atomic(out / "metrics.json", json_text(metrics))
+    values = [v for v in metrics["budget_recall"].values() if v is not None]
+    objective = sum(values) / len(values) if values else math.nan
+    track_probe(config, rows, metrics, objective, out, chunkers, timings)
+    log.info("objective probe (%s) = %s -> %s", metrics["measure"], objective, out)
+    return objective
+
+
+def track_probe(
+    config: RunConfig,
+    rows: Sequence[Mapping[str, Any]],
+    metrics: Mapping[str, Any],
+    objective: float,
+    out: Path,
+    chunkers: Sequence[Chunker],
+    timings: Mapping[str, float],
+) -> str | None:
+    """The probe job's MLflow run: the probe stage's record (hope.tracking.probe_run) as a job,
+    under the sweep's run in a multirun."""
+    from dataclasses import replace
+
+    from hope.pipeline.callbacks import job_context
+    from hope.tracking import TrackingSettings, log_run
+    from hope.tracking.probe_run import probe_record
+    from hope.tracking.provenance import file_md5s
+
+    settings = TrackingSettings.from_mapping(config.tracking)
+    if not settings.enabled:
+        return None
+    parent_run_id, job_tags = job_context()
+    record = probe_record(
+        config.probe.model_dump(),
+        out,
+        metrics,
+        rows,
+        timings,
+        file_md5s([out / "passages.jsonl"]),
+        _repo(),
+    )
+    record = replace(
+        record,
+        config=config.model_dump(mode="json"),
+        objective_name="probe",
+        objective=objective,
+        run_key=None,
+        run_name=f"probe/{run_name(config, chunkers)}",
+        tags={**record.tags, "hope.kind": "job", "hope.output_dir": str(out), **job_tags},
+        chunker_configs={c.name: c.config for c in chunkers},
+    )
+    return log_run(record, settings, parent_run_id=parent_run_id)
 
 
 def shard_tags(config: RunConfig) -> dict[str, str]:
