@@ -195,3 +195,22 @@ def test_a_bad_probe_section_stops_the_stage_with_its_key(tmp_path, capsys):
     assert probe_stage.main(argv) == 1
     assert "probe.k: Input should be greater than or equal to 1" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_configured_default_writer_is_the_packages_default():
+    """conf/probe/default.yaml (DVC, hope-run) and ProbeParams (hope probe) name one default:
+    the writer the benchmark chose (hope.probe.DEFAULT_WRITER)."""
+    from hope.pipeline import CONF_DIR
+    from hope.pipeline.config_schema import ProbeParams
+    from hope.probe import DEFAULT_WRITER
+
+    conf = yaml.safe_load((CONF_DIR / "probe" / "default.yaml").read_text(encoding="utf-8"))
+    assert conf["writer"] == ProbeParams().writer == DEFAULT_WRITER
+    assert ProbeParams(**conf) == ProbeParams()
+
+
+def test_an_unknown_writer_is_named_with_the_choices():
+    from hope.pipeline.probe_step import probe_writer
+
+    with pytest.raises(ValueError, match=r"probe.writer 'essay' is not one of \[.*'llm'\]"):
+        probe_writer("essay")

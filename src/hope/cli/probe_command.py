@@ -71,7 +71,15 @@ def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--questions", type=_positive, default=DEFAULTS.questions, help="per corpus, at most"
     )
-    parser.add_argument("--writer", choices=sorted(CODE_WRITERS), default=DEFAULTS.writer)
+    parser.add_argument(
+        "--writer",
+        choices=[*sorted(CODE_WRITERS), "llm"],
+        default=DEFAULTS.writer,
+        help="a code writer (offline, instant) or llm: questions written by --llm",
+    )
+    parser.add_argument(
+        "--llm", default=DEFAULTS.llm, help="packaged llm config for --writer llm (embedded, ...)"
+    )
     parser.add_argument("--resamples", type=_positive, default=DEFAULTS.resamples)
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed)
     parser.add_argument("--output", type=Path, help="write the full result JSON here")
@@ -138,11 +146,11 @@ def print_ranking(title: str, result: dict[str, Any], primary: str, k: int) -> N
 
 def run(args: argparse.Namespace) -> int:
     from hope.models.factory import embedder_preset
-    from hope.pipeline.probe_step import primary_measure, run_probe
-    from hope.probe import code_writer
+    from hope.pipeline.probe_step import primary_measure, probe_writer, run_probe
 
     params = ProbeParams(
         writer=args.writer,
+        llm=args.llm,
         questions=args.questions,
         k=args.k,
         budgets=list(args.budget),
@@ -154,7 +162,11 @@ def run(args: argparse.Namespace) -> int:
     documents = read_documents(args)
     passages = read_chunkings(args, documents)
     report, timings = run_probe(
-        documents, passages, embedder_preset(params.embedder), settings, code_writer(params.writer)
+        documents,
+        passages,
+        embedder_preset(params.embedder),
+        settings,
+        probe_writer(params.writer, params.llm),
     )
     primary = primary_measure(settings)
     for domain, result in report["domains"].items():

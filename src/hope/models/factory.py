@@ -207,25 +207,47 @@ def build_evaluator(cfg) -> Any:
     return HopeEvaluator(llm, embedder, settings, result_cache=llm.cache if reuse else None)
 
 
-def embedder_preset(name: str, cache_path: str | None = None) -> CachingEmbedder:
-    """An embedder of the packaged ``embedder`` config group (minilm, hashing, openai, ...), with
-    the cache at ``cache_path`` (default: the packaged ``score`` config's). The group's files are
-    read directly, not composed by Hydra, so that this also works inside a running Hydra app
-    (``hope-run objective=probe``), where a second Hydra initialisation is refused."""
+def preset_config(group: str, name: str) -> Any:
+    """Option ``name`` of a packaged model group (``llm``, ``embedder``) as an OmegaConf node,
+    read from its file rather than composed by Hydra, so that it also works inside a running
+    Hydra app (``hope-run objective=probe``), where a second Hydra initialisation is refused.
+    These groups' files have no defaults list, so reading one is composing it."""
     from importlib.resources import files
 
-    from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    conf = files("hope.conf")
-    preset = conf / "embedder" / f"{name}.yaml"
+    folder = files("hope.conf") / group
+    preset = folder / f"{name}.yaml"
     if not preset.is_file():
         options = sorted(
-            f.name.removesuffix(".yaml")
-            for f in (conf / "embedder").iterdir()
-            if f.name.endswith(".yaml")
+            f.name.removesuffix(".yaml") for f in folder.iterdir() if f.name.endswith(".yaml")
         )
-        raise ValueError(f"no packaged embedder config {name!r}; available: {options}")
-    if cache_path is None:
-        cache_path = OmegaConf.load(str(conf / "score.yaml")).cache.path
-    return instantiate(OmegaConf.load(str(preset)), cache=open_cache(cache_path))
+        raise ValueError(f"no packaged {group} config {name!r}; available: {options}")
+    return OmegaConf.load(str(preset))
+
+
+def default_cache_path() -> str:
+    """The packaged ``score`` config's cache path ($HOPE_CACHE, else .cache/hope/cache.sqlite)."""
+    from importlib.resources import files
+
+    from omegaconf import OmegaConf
+
+    return str(OmegaConf.load(str(files("hope.conf") / "score.yaml")).cache.path)
+
+
+def embedder_preset(name: str, cache_path: str | None = None) -> CachingEmbedder:
+    """An embedder of the packaged ``embedder`` group (minilm, hashing, openai, ...) with the
+    cache at ``cache_path`` (default: :func:`default_cache_path`)."""
+    from hydra.utils import instantiate
+
+    cache = open_cache(cache_path or default_cache_path())
+    return instantiate(preset_config("embedder", name), cache=cache)
+
+
+def llm_preset(name: str, cache_path: str | None = None) -> ChatLLM:
+    """A chat model of the packaged ``llm`` group (embedded, vllm, ollama, ...) with the cache at
+    ``cache_path`` (default: :func:`default_cache_path`)."""
+    from hydra.utils import instantiate
+
+    cache = open_cache(cache_path or default_cache_path())
+    return instantiate(preset_config("llm", name), cache=cache)

@@ -98,7 +98,9 @@ class LabelledParams(BenchmarkSettings):
 class ProbeParams(_Strict):
     """``probe:`` (conf/probe/): the probe's writer, size and retrieval setting (hope.probe)."""
 
+    # a code writer (cloze, keyword, mixed) or "llm": the model of the packaged llm group `llm`
     writer: str = DEFAULT_WRITER
+    llm: str = "embedded"
     questions: int = Field(default=100, ge=1)
     k: int = Field(default=5, ge=1)
     budgets: list[Annotated[int, Field(ge=1)]] = Field(

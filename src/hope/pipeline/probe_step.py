@@ -152,6 +152,21 @@ def run_probe(
     return report, timings
 
 
+def probe_writer(writer: str, llm: str = "embedded", cache_path: str | None = None) -> ProbeWriter:
+    """A code writer by name, or ``llm``: the LLM writer with the packaged ``llm`` config ``llm``
+    (answers cached at ``cache_path``, so a rerun asks nothing again)."""
+    from hope.probe import CODE_WRITERS, code_writer
+
+    if writer == "llm":
+        from hope.models.factory import llm_preset
+        from hope.probe.llm_writer import LLMWriter
+
+        return LLMWriter(llm_preset(llm, cache_path))
+    if writer not in CODE_WRITERS:
+        raise ValueError(f"probe.writer {writer!r} is not one of {[*sorted(CODE_WRITERS), 'llm']}")
+    return code_writer(writer)
+
+
 def primary_measure(settings: ProbeSettings) -> str:
     """The measure a ranking is read by: recall at the middle budget (2,500 characters by
     default, the labelled stage's budget)."""

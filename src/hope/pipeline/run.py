@@ -355,8 +355,7 @@ def probe_job(
     job's chunkers of their pooled recall at the probe's middle budget."""
     from hope.core.io import csv_text, json_text, write_atomic
     from hope.models.factory import embedder_preset, open_cache
-    from hope.pipeline.probe_step import probe_metrics, probe_rows, run_probe
-    from hope.probe import code_writer
+    from hope.pipeline.probe_step import probe_metrics, probe_rows, probe_writer, run_probe
 
     started = time.perf_counter()
     cache = open_cache(config.cache.path)
@@ -379,7 +378,7 @@ def probe_job(
         passages,
         embedder_preset(config.probe.embedder, config.cache.path),
         settings,
-        code_writer(config.probe.writer),
+        probe_writer(config.probe.writer, config.probe.llm, config.cache.path),
     )
     timings["probe"] = sum(probe_timings.values())
     rows = probe_rows(report, settings)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from hope.core.io import csv_text, json_text
 from hope.pipeline import stage_support as runner
-from hope.pipeline.probe_step import probe_metrics, probe_rows, run_probe
+from hope.pipeline.probe_step import probe_metrics, probe_rows, probe_writer, run_probe
 from hope.pipeline.stage_params import stage_params
 
 
@@ -43,11 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     def compute() -> runner.StageOutput:
         from hope.core.stage_records import check_documents
         from hope.models.factory import embedder_preset
-        from hope.probe import code_writer
 
         probe = stage_params(args.params, "probe")["probe"]
         settings = probe.settings()
-        writer = code_writer(probe.writer)
+        writer = probe_writer(probe.writer, probe.llm)
         documents = runner.read_records(args.documents, "documents", check_documents)
         passages = runner.read_records(args.passages, "passages")
         report, domain_timings = run_probe(
