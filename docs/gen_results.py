@@ -51,6 +51,8 @@ ABOUT = {
     "labelled": "Labelled retrieval beside the label-free scores (`make bench-labelled`).",
     "paper_dry_run": "The paper-scale request count (`hope-run experiment=paper dry_run=true`).",
     "passage_scale": "One document with 1,000 to 20,000 passages (`make bench-passage-scale`).",
+    "probe": "Probe questions against Chroma's real questions: do they rank chunkers alike? "
+    "(`make bench-probe`).",
     "questions": "Question generators against the quality gates (`bench/bench_questions.py`).",
     "repro": "Cold and warm `make repro` in fresh clones (`make bench-repro`).",
     "scale": "The paper profile on 10, 30 and 100 documents × 8 chunkers (`make bench-scale`).",
