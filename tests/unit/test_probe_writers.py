@@ -44,7 +44,7 @@ def test_cloze_removes_the_most_salient_phrase():
 
 def test_salient_window_keeps_the_rarest_stretch():
     salience = Salience(SENTENCES)
-    tokens = "the river the river Glaciers feed the".split()
+    tokens = ["the", "river", "the", "river", "Glaciers", "feed", "the"]
     assert salient_window(tokens, 2, salience) == ["Glaciers", "feed"]
     assert salient_window(tokens, 10, salience) == tokens
 

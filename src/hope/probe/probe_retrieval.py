@@ -27,13 +27,13 @@ from hope.labelled.bootstrap import DEFAULT_RESAMPLES, paired_difference
 from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
 from hope.labelled.labelled_inputs import ChunkPassage, LabelledQuestion
 from hope.models.embeddings import CachingEmbedder, Embedder
-from hope.probe.code_writers import ClozeWriter, KeywordWriter
+from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
 from hope.probe.probe_questions import DEFAULT_ATTEMPTS, ProbeSet, write_probe_questions
 from hope.probe.question_shape import CHROMA_SHAPE, QuestionShape
 from hope.probe.writing import ProbeWriter
 
 DEFAULT_BUDGETS = (1000, 2500, 5000)
-CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter}
+CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter, "mixed": MixedWriter}
 DEFAULT_WRITER = "keyword"
 
 
