@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -49,7 +49,6 @@ class ProbeSettings:
     shape: QuestionShape = CHROMA_SHAPE
     n_resamples: int = DEFAULT_RESAMPLES
     confidence: float = 0.95
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.k < 1 or not self.budgets or min(self.budgets) < 1:
