@@ -13,6 +13,8 @@ for the offline chunkers of the labelled benchmark and MiniLM retrieval:
      the chunker pairs whose real difference is significant (paired bootstrap over questions);
      beside them the passage-count baseline (more passages ranks higher) and HOPE's tau from
      bench/results/labelled.json where that record has it (budget 2,500 and k 5 only).
+The LLM writer (the embedded model, hope.probe.LLMWriter) is timed on a few questions of one
+corpus (--llm-questions): its seconds per question, what passed the filters, examples.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing: the probe's own work per corpus (writing and filtering, embedding its queries,
 ranking and measures, with the passages' vectors cached), plus, on --cold-timing-corpora,
@@ -79,8 +81,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Chroma eval folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
-    parser.add_argument("--writers", default="cloze,keyword", help="code writers, comma-separated")
-    parser.add_argument("--questions", type=int, default=100, help="probe questions per corpus")
+    parser.add_argument("--writers", default="cloze,keyword,mixed", help="code writers")
+    parser.add_argument(
+        "--questions", type=int, default=200, help="probe strata (at most one question each)"
+    )
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--budgets", default="1000,2500,5000")
@@ -358,7 +362,45 @@ def main(argv: list[str] | None = None) -> int:
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
         bench_run.write_record(args.output, strip(report))
         log(f"wrote {args.output}")
+    if args.llm_questions > 0:
+        report["llm_writer"] = llm_timing(args, settings)
+        report["wall_time_s"] = round(time.perf_counter() - started, 1)
+        bench_run.write_record(args.output, strip(report))
+        log(f"wrote {args.output} with the LLM writer's timing")
     return 0
+
+
+def llm_timing(args: argparse.Namespace, settings: ProbeSettings) -> dict[str, Any]:
+    """Seconds per question of the LLM writer with the embedded model and no answer cache."""
+    from hope.core.io import read_text
+    from hope.models.factory import default_llm
+    from hope.probe import LLMWriter, write_probe_questions
+
+    text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
+    llm = default_llm(cache=None)
+    writer = LLMWriter(llm)
+    phase = time.perf_counter()
+    try:
+        probe = write_probe_questions(
+            text, writer, args.llm_questions, seed=args.seed, attempts=1, shape=settings.shape
+        )
+    except Exception as exc:  # an embedded model that cannot start here is a result too
+        return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+    elapsed = time.perf_counter() - phase
+    return {
+        "status": "ok",
+        "model": llm.identity,
+        "corpus": args.llm_corpus,
+        "requests": args.llm_questions,
+        "seconds": round(elapsed, 1),
+        "seconds_per_request": round(elapsed / args.llm_questions, 1),
+        **probe.summary(),
+        "examples": [
+            {"question": q.question, "references": [r.text for r in q.references]}
+            for q in probe.questions[:3]
+        ],
+        "note": "one attempt per stratum; the model's start is included in the time",
+    }
 
 
 if __name__ == "__main__":
