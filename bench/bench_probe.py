@@ -98,6 +98,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "on 2 shared cores pubmed's seven chunkings take a quarter of an hour",
     )
     parser.add_argument(
+        "--llm-questions",
+        type=int,
+        default=6,
+        help="time the LLM writer (the embedded model, no cache) on this many questions of "
+        "--llm-corpus; 0 skips it (too few questions for a tau)",
+    )
+    parser.add_argument("--llm-corpus", default="chatlogs")
+    parser.add_argument(
         "--labelled-record", type=Path, default=REPO / "bench/results/labelled.json"
     )
     parser.add_argument("--output", type=Path, default=REPO / "bench/results/probe.json")
