@@ -380,21 +380,24 @@ def main(argv: list[str] | None = None) -> int:
 
 def llm_timing(args: argparse.Namespace, settings: ProbeSettings) -> dict[str, Any]:
     """Seconds per question of the LLM writer with the embedded model and no answer cache."""
+    import asyncio
+
     from hope.core.io import read_text
     from hope.models.factory import default_llm
     from hope.probe import LLMWriter, write_probe_questions
 
     text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
-    llm = default_llm(cache=None)
-    writer = LLMWriter(llm)
     phase = time.perf_counter()
     try:
+        llm = default_llm(cache=None)
+        writer = LLMWriter(llm)
         probe = write_probe_questions(
             text, writer, args.llm_questions, seed=args.seed, attempts=1, shape=settings.shape
         )
     except Exception as exc:  # an embedded model that cannot start here is a result too
         return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
     elapsed = time.perf_counter() - phase
+    asyncio.run(llm.aclose())
     return {
         "status": "ok",
         "model": llm.identity,
