@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -113,6 +113,13 @@ BENCH_LABELLED_ARGS ?= --profiles paper,robust --max-chars 120000 --exclude sema
 	--exclude-reason "left out for time: on 2 shared cores, chunking chatlogs (40 kB, the smallest corpus) with mpnet had not finished after 5 minutes; pubmed is 12 times larger"
 bench-labelled: setup
 	$(BIN)/python bench/bench_labelled.py $(BENCH_LABELLED_ARGS)
+
+# Label-free probe questions (hope.probe, issue 32) beside the real labelled questions on the four
+# corpora of the labelled set: Kendall tau and significant-pair agreement per writer, per corpus and
+# pooled, next to the passage count and HOPE; the probe's time per 500 kB: bench/results/probe.json.
+BENCH_PROBE_ARGS ?=
+bench-probe: setup
+	$(BIN)/python bench/bench_probe.py $(BENCH_PROBE_ARGS)
 
 # Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
 # paper and robust profiles: bench/results/validity.json (docs/validity.md). Pass models with

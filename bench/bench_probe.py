@@ -13,10 +13,13 @@ for the offline chunkers of the labelled benchmark and MiniLM retrieval:
      the chunker pairs whose real difference is significant (paired bootstrap over questions);
      beside them the passage-count baseline (more passages ranks higher) and HOPE's tau from
      bench/results/labelled.json where that record has it (budget 2,500 and k 5 only).
+The LLM writer (the embedded model, hope.probe.LLMWriter) is timed on a few questions of one
+corpus (--llm-questions): its seconds per question, what passed the filters, examples.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing: the probe's own work per corpus (writing and filtering, embedding its queries,
-ranking and measures), plus embedding every chunking's passages once without any cache (the
-retrieval's other half, the same for every writer); chunking excluded; also scaled to 500 kB.
+ranking and measures, with the passages' vectors cached), plus, on --cold-timing-corpora,
+embedding every chunking's passages once without any cache (the retrieval's other half, the same
+for every writer); chunking excluded; each also scaled to 500 kB.
 
     python bench/bench_probe.py                                  # four corpora, both writers
     python bench/bench_probe.py --corpora chatlogs --writers keyword
@@ -78,18 +81,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Chroma eval folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
-    parser.add_argument("--writers", default="cloze,keyword", help="code writers, comma-separated")
-    parser.add_argument("--questions", type=int, default=100, help="probe questions per corpus")
+    parser.add_argument("--writers", default="cloze,keyword,mixed", help="code writers")
+    parser.add_argument(
+        "--questions", type=int, default=200, help="probe strata (at most one question each)"
+    )
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--budgets", default="1000,2500,5000")
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--no-cold-timing",
-        action="store_true",
-        help="skip embedding each chunking's passages without a cache (the cold retrieval time)",
+        "--cold-timing-corpora",
+        default="wikitexts",
+        help="corpora on which every chunking's passages are embedded once more without any cache "
+        "(the cold half of retrieval, the same for every writer; comma-separated, '' for none): "
+        "on 2 shared cores pubmed's seven chunkings take a quarter of an hour",
     )
+    parser.add_argument(
+        "--llm-questions",
+        type=int,
+        default=6,
+        help="time the LLM writer (the embedded model, no cache) on this many questions of "
+        "--llm-corpus; 0 skips it (too few questions for a tau)",
+    )
+    parser.add_argument("--llm-corpus", default="chatlogs")
     parser.add_argument(
         "--labelled-record", type=Path, default=REPO / "bench/results/labelled.json"
     )
@@ -299,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             "writers": {},
         }
         cold = None
-        if not args.no_cold_timing:
+        if corpus in args.cold_timing_corpora.split(","):
             fresh = CachingEmbedder(embedder.inner)
             phase = time.perf_counter()
             for passages in chunkings.values():
@@ -319,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             compared = {m: compare(result, real, names, m, args) for m in measures}
             for m in measures:
                 cells[writer][m].append(compared[m])
-            total = own + (cold or 0.0)
+            total = None if cold is None else own + cold
             entry["writers"][writer] = {
                 "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
                 "examples": [
@@ -330,10 +345,13 @@ def main(argv: list[str] | None = None) -> int:
                 "targets": targets_met(compared, measures),
                 "timing_s": {
                     "probe_own_passages_cached": own,
+                    "probe_own_per_500kB": round(own * PER_500KB / len(text), 2),
                     **result["timings_s"],
                     "passage_embedding_cold": cold,
-                    "total_cold": round(total, 2),
-                    "total_cold_per_500kB": round(total * PER_500KB / len(text), 2),
+                    "total_cold": None if total is None else round(total, 2),
+                    "total_cold_per_500kB": (
+                        None if total is None else round(total * PER_500KB / len(text), 2)
+                    ),
                 },
             }
             summary = ", ".join(f"{m} {compared[m]['tau']:+.2f}" for m in measures)
@@ -352,7 +370,48 @@ def main(argv: list[str] | None = None) -> int:
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
         bench_run.write_record(args.output, strip(report))
         log(f"wrote {args.output}")
+    if args.llm_questions > 0:
+        report["llm_writer"] = llm_timing(args, settings)
+        report["wall_time_s"] = round(time.perf_counter() - started, 1)
+        bench_run.write_record(args.output, strip(report))
+        log(f"wrote {args.output} with the LLM writer's timing")
     return 0
+
+
+def llm_timing(args: argparse.Namespace, settings: ProbeSettings) -> dict[str, Any]:
+    """Seconds per question of the LLM writer with the embedded model and no answer cache."""
+    import asyncio
+
+    from hope.core.io import read_text
+    from hope.models.factory import default_llm
+    from hope.probe import LLMWriter, write_probe_questions
+
+    text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
+    phase = time.perf_counter()
+    try:
+        llm = default_llm(cache=None)
+        writer = LLMWriter(llm)
+        probe = write_probe_questions(
+            text, writer, args.llm_questions, seed=args.seed, attempts=1, shape=settings.shape
+        )
+    except Exception as exc:  # an embedded model that cannot start here is a result too
+        return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+    elapsed = time.perf_counter() - phase
+    asyncio.run(llm.aclose())
+    return {
+        "status": "ok",
+        "model": llm.identity,
+        "corpus": args.llm_corpus,
+        "requests": args.llm_questions,
+        "seconds": round(elapsed, 1),
+        "seconds_per_request": round(elapsed / args.llm_questions, 1),
+        **probe.summary(),
+        "examples": [
+            {"question": q.question, "references": [r.text for r in q.references]}
+            for q in probe.questions[:3]
+        ],
+        "note": "one attempt per stratum; the model's start is included in the time",
+    }
 
 
 if __name__ == "__main__":

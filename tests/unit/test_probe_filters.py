@@ -43,7 +43,8 @@ def test_a_copy_of_the_gold_is_refused():
 
 
 def test_overlap_and_near_duplicates():
-    assert overlaps([(10, 20)], [(19, 30)])
+    assert overlaps([(10, 20)], [(14, 30)])  # 6 of 10 characters taken
+    assert not overlaps([(10, 20)], [(15, 30)])  # 5 of 10: at most half may be shared
     assert not overlaps([(10, 20)], [(20, 30)])
     assert jaccard({"a", "b"}, {"b", "c"}) == 1 / 3
     assert near_duplicate("gamma epsilon delta", [{"gamma", "epsilon"}])  # 2/3 >= 0.6

@@ -25,6 +25,12 @@ def test_content_words_drop_stopwords_and_short_words():
     ]
 
 
+def test_literal_escapes_are_not_words():
+    # A chat log serialised as JSON: "\\n\\nIf" must not give the word "nif".
+    words = content_words(r"the setting.\n\nIf trouble persists")
+    assert words == ["setting", "trouble", "persists"]
+
+
 def test_idf_over_sentences():
     salience = Salience(SENTENCES)
     # "river" is in all 4 sentences, "glaciers" in 1, "unseen" in none.

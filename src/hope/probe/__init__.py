@@ -1,14 +1,15 @@
 """Which chunker retrieves best, without labels: probe questions written from the corpus itself.
 
 Questions with known gold spans are written from the corpus (code writers: ``cloze``,
-``keyword``; an LLM writer through any ``ChatModel``), in the shape of real questions (Chroma's
-by default) and through Chroma's filters, then every chunking is measured on them with the
-labelled measures of ``hope.labelled`` at the user's retrieval setting. What it tells: the
+``keyword``, ``mixed``; an LLM writer through any ``ChatModel``), in the shape of real questions
+(Chroma's by default) and through Chroma's filters, then every chunking is measured on them with
+the labelled measures of ``hope.labelled`` at the user's retrieval setting. What it tells: the
 *ranking* of chunkings for retrieval at that setting, with intervals and significant pairwise
 decisions; not absolute recall, and not what users will ask.
 """
 
-from hope.probe.code_writers import ClozeWriter, KeywordWriter
+from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
+from hope.probe.llm_writer import LLMWriter
 from hope.probe.probe_questions import ProbeQuestion, ProbeSet, write_probe_questions
 from hope.probe.probe_retrieval import (
     CODE_WRITERS,
@@ -28,6 +29,8 @@ __all__ = [
     "ClozeWriter",
     "Draft",
     "KeywordWriter",
+    "LLMWriter",
+    "MixedWriter",
     "ProbeQuestion",
     "ProbeSet",
     "ProbeSettings",

@@ -8,6 +8,9 @@ it could not tell chunkers apart the way a real question does.
   most salient words so that a question stays about as long as a real one (``QUERY_WORDS``).
 - ``keyword``: the most salient content words of the excerpts, taken from every excerpt in turn
   and listed from rarest to commonest (so never in the gold's word order).
+- ``mixed``: each question a cloze or a keyword query, by the parity of its seed, so that neither
+  style's bias (a cloze favours chunks that keep its sentence whole, keywords favour chunks dense
+  in rare words) decides the ranking alone.
 """
 
 from __future__ import annotations
@@ -120,3 +123,20 @@ class KeywordWriter:
             words = keywords(excerpts, salience)
             drafts.append(Draft(" ".join(words), excerpts, task.gold) if words else None)
         return drafts
+
+
+@dataclass
+class MixedWriter:
+    name: str = "mixed"
+    kind: Literal["code", "llm"] = field(default="code")
+
+    def write(
+        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
+    ) -> list[Draft | None]:
+        cloze_writer, keyword_writer = ClozeWriter(), KeywordWriter()
+        return [
+            (cloze_writer if task.seed % 2 == 0 else keyword_writer).write(
+                corpus, salience, [task]
+            )[0]
+            for task in tasks
+        ]

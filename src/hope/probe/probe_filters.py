@@ -9,7 +9,8 @@ its excerpts are relevant to it, and it duplicates no earlier question
 - ``relevant``: every excerpt shares a content word with the question, and for a code writer
   every content word of the question comes from the excerpts;
 - ``not_verbatim``: the question is not a copy of (a stretch of) its gold;
-- ``distinct_gold``: the gold overlaps no accepted question's gold;
+- ``distinct_gold``: at most ``MAX_GOLD_OVERLAP`` of the gold's characters belong to accepted
+  questions' gold (two questions may share a sentence, as real ones do, but not their gold);
 - ``distinct_query``: the question's content words are not nearly those of an accepted one
   (Jaccard below ``NEAR_DUPLICATE``).
 
@@ -21,10 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from hope.labelled.spans import covered, overlap
 from hope.probe.salience import content_words
 from hope.probe.writing import Draft, Span
 
 NEAR_DUPLICATE = 0.6
+MAX_GOLD_OVERLAP = 0.5
 FILTERS = ("located", "relevant", "not_verbatim", "distinct_gold", "distinct_query")
 
 
@@ -71,7 +74,8 @@ def not_verbatim(question: str, excerpts: Sequence[str]) -> bool:
 
 
 def overlaps(spans: Sequence[Span], taken: Sequence[Span]) -> bool:
-    return any(s < te and ts < e for s, e in spans for ts, te in taken)
+    """Whether more than ``MAX_GOLD_OVERLAP`` of the characters of ``spans`` are in ``taken``."""
+    return overlap(spans, taken) > MAX_GOLD_OVERLAP * covered(spans)
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

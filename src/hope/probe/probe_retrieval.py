@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -27,14 +27,15 @@ from hope.labelled.bootstrap import DEFAULT_RESAMPLES, paired_difference
 from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
 from hope.labelled.labelled_inputs import ChunkPassage, LabelledQuestion
 from hope.models.embeddings import CachingEmbedder, Embedder
-from hope.probe.code_writers import ClozeWriter, KeywordWriter
+from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
 from hope.probe.probe_questions import DEFAULT_ATTEMPTS, ProbeSet, write_probe_questions
 from hope.probe.question_shape import CHROMA_SHAPE, QuestionShape
 from hope.probe.writing import ProbeWriter
 
 DEFAULT_BUDGETS = (1000, 2500, 5000)
-CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter}
-DEFAULT_WRITER = "keyword"
+CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter, "mixed": MixedWriter}
+# The writer with the best agreement with Chroma's real questions in bench/results/probe.json.
+DEFAULT_WRITER = "cloze"
 
 
 @dataclass(frozen=True)
@@ -43,13 +44,12 @@ class ProbeSettings:
 
     k: int = 5
     budgets: tuple[int, ...] = DEFAULT_BUDGETS
-    n_questions: int = 100
+    n_questions: int = 200
     seed: int = 0
     attempts: int = DEFAULT_ATTEMPTS
     shape: QuestionShape = CHROMA_SHAPE
     n_resamples: int = DEFAULT_RESAMPLES
     confidence: float = 0.95
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.k < 1 or not self.budgets or min(self.budgets) < 1:

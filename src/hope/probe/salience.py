@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*\w)?")
+# Scraped or serialised text (chat logs as JSON) keeps escapes such as a literal "\n": no word.
+_ESCAPE = re.compile(r"\\[nrt]")
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren't as at be because been
@@ -30,7 +32,7 @@ STOPWORDS = frozenset(
 
 def words(text: str) -> list[str]:
     """The words of ``text`` in order, as written (letters first; digits-only tokens are not)."""
-    return _WORD.findall(text)
+    return _WORD.findall(_ESCAPE.sub(" ", text))
 
 
 def content_words(text: str) -> list[str]:
