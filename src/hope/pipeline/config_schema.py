@@ -101,7 +101,7 @@ class ProbeParams(_Strict):
     # a code writer (cloze, keyword, mixed) or "llm": the model of the packaged llm group `llm`
     writer: str = DEFAULT_WRITER
     llm: str = "embedded"
-    questions: int = Field(default=100, ge=1)
+    questions: int = Field(default=200, ge=1)
     k: int = Field(default=5, ge=1)
     budgets: list[Annotated[int, Field(ge=1)]] = Field(
         default_factory=lambda: list(DEFAULT_BUDGETS), min_length=1
