@@ -170,6 +170,7 @@ def stage_record(
         failures_by_chunker=failures_per_chunker(summary),
         traces=traces,
         chunker_configs=dict(chunker_configs or {}),
+        wall_s=wall_s,
     )
 
 
