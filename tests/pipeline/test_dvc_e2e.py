@@ -258,7 +258,7 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         (labelled,) = client.search_runs(
             [hope_runs[0].info.experiment_id], filter_string="tags.`hope.kind` = 'labelled'"
         )
-        assert -1 <= labelled.data.metrics["tau/budget_recall/chatlogs/hope"] <= 1
+        assert -1 <= labelled.data.metrics["tau/budget_recall/hope"] <= 1
         labelled_children = chunker_runs(work, labelled)
         assert {c.data.tags["hope.chunker"] for c in labelled_children} == {
             "fixed_2000_o0",
@@ -269,9 +269,9 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
             labelled_children[0].data.metrics
         )
         # Each child's LLM usage comes from results.json; together they are the stage's.
-        child_requests = [c.data.metrics["requests"] for c in labelled_children]
+        child_requests = [c.data.metrics["usage/requests"] for c in labelled_children]
         assert all(r >= 0 for r in child_requests), child_requests
-        assert sum(child_requests) == labelled.data.metrics["usage/requests"] > 0
+        assert sum(child_requests) == labelled.data.metrics["corpus/usage/requests"] > 0
 
         second = dvc(work, "repro", env=env)
         assert second.returncode == 0, second.stderr[-3000:]

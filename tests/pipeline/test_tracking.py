@@ -830,3 +830,29 @@ def test_a_runs_duration_is_the_work_it_records(tmp_path: Path, monkeypatch):
     for each in runs:
         duration_s = (each.info.end_time - each.info.start_time) / 1000
         assert 259.7 <= duration_s < 259.7 + 60, (each.info.run_name, duration_s)
+
+
+def test_a_merged_sweep_logs_per_chunker_means_as_a_table_not_keys(tmp_path: Path):
+    """A sharded sweep's merged result: the means over every pair as ``merged/<score>``, each
+    chunker's in the table ``merged/chunkers.json`` (a key per chunker and score grew with the
+    chunkers)."""
+    from mlflow import MlflowClient
+
+    from hope.tracking.sweep import log_merged_result, start_parent_run
+
+    settings = TrackingSettings.from_mapping(
+        {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "artifact_root": str(tmp_path / "mlruns")}
+    )
+    run_id = start_parent_run(settings, run_name="sweep", params={}, repo=tmp_path)
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    (merged / "scores.csv").write_text(SCORES_CSV)
+    (merged / "summary.json").write_text("{}")
+    metrics = log_merged_result(settings, run_id, merged, 2)
+    assert metrics["merged/hope"] == pytest.approx(0.4) and metrics["merged/pairs"] == 3
+    assert not any(k.startswith(("merged/c1", "merged/c2")) for k in metrics)
+    client = MlflowClient(tracking_uri=settings.uri)
+    local = client.download_artifacts(run_id, "merged/chunkers.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    rows = {r[0]: dict(zip(table["columns"], r, strict=True)) for r in table["data"]}
+    assert rows["c1"]["hope"] == pytest.approx(0.2) and rows["c2"]["hope"] == pytest.approx(0.6)
