@@ -81,8 +81,15 @@ def summary_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
     return {f"paper/{_metric_key(k)}": v for k, v in sorted(flatten_metrics(kept).items())}
 
 
-def table2_table(metrics: Mapping[str, Any]) -> dict[str, list[Any]] | None:
-    """Table 2's cells (indicator x score: r, p, rho, n) as an MLflow table's columns."""
+def table2_table(out_dir: Path, metrics: Mapping[str, Any]) -> Any | None:
+    """Table 2's cells as an MLflow table: ``table2.csv`` (a row per indicator and score) where the
+    analysis wrote one, else the cells of an older ``metrics.json`` (indicator x score: r, p, rho,
+    n); None without either."""
+    csv_file = out_dir / "table2.csv"
+    if csv_file.is_file():
+        import pandas as pd
+
+        return pd.read_csv(csv_file)
     cells = metrics.get(_TABLE2)
     if not isinstance(cells, Mapping) or not cells:
         return None
@@ -170,7 +177,7 @@ def log_outputs_to_mlflow(
                 values = summary_metrics(summary)
                 now = int(time.time() * 1000)
                 client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
-                table = table2_table(summary)
+                table = table2_table(out_dir, summary)
                 if table is not None:
                     client.log_table(run_id, table, "paper_table2.json")
             if parent is not None and (out_dir / "pairs.csv").is_file():
