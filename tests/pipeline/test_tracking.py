@@ -281,10 +281,21 @@ def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, mon
             f"chunks-{md5s[str(inputs[1])]}": md5s[str(inputs[1])],
         }
 
-    # Logging the same scores again (a forced rerun) reuses the parent and the children.
+    # Logging the same scores again (a forced rerun) reuses the parent and the children, and
+    # replaces their tables (MlflowClient.log_table appends: every row would be there twice).
     again = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
     assert again == run_id
     assert len(client.search_runs([run.info.experiment_id])) == 3
+
+    def table_rows(run: str, name: str) -> list:
+        local = client.download_artifacts(run, name, str(tmp_path / "again" / run))
+        return json.loads(Path(local).read_text())["data"]
+
+    assert [r[0] for r in table_rows(run_id, "domains.json")] == ["news", "wiki", "all"]
+    assert len(table_rows(run_id, "chunkers.json")) == 2
+    c1_run = by_chunker["c1"].info.run_id
+    assert len(table_rows(c1_run, "documents.json")) == 2
+    assert len(table_rows(c1_run, "domains.json")) == 3
 
 
 def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):

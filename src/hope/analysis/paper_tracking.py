@@ -179,7 +179,9 @@ def log_outputs_to_mlflow(
                 client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
                 table = table2_table(out_dir, summary)
                 if table is not None:
-                    client.log_table(run_id, table, "paper_table2.json")
+                    from hope.tracking.store import log_table
+
+                    log_table(client, run_id, table, "paper_table2.json")
             if parent is not None and (out_dir / "pairs.csv").is_file():
                 log_chunker_outcomes(client, parent, out_dir / "pairs.csv")
         except BaseException:

@@ -60,7 +60,14 @@ from hope.tracking.names import MAX_PARAM_CHARS, finite_mean, flatten, is_finite
 from hope.tracking.prompt_registry import register_and_link
 from hope.tracking.provenance import dvc_hashes, git_commit, source_tags
 from hope.tracking.secrets import redact, scrub, secret_values
-from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.store import (
+    client_for,
+    experiment_id,
+    log_batches,
+    log_file,
+    log_table,
+    with_retry,
+)
 from hope.tracking.traces import log_traces
 from hope.tracking.tracking_settings import TrackingSettings
 
@@ -211,7 +218,7 @@ def log_run(
         for artifact_path, local in record.artifacts.items():
             log_file(client, run_id, artifact_path, Path(local), secrets)
         for name, table in parent_tables(record).items():
-            with_retry(lambda name=name, table=table: client.log_table(run_id, table, name))
+            log_table(client, run_id, table, name)
         children = log_children(
             client,
             exp_id,
@@ -317,14 +324,10 @@ def log_children(
                 )
                 if rows:
                     domains = domain_table(rows, [s for s in scores if any(s in r for r in rows)])
-                    with_retry(
-                        lambda child=child, t=domains: client.log_table(child, t, DOMAIN_TABLE)
-                    )
+                    log_table(client, child, domains, DOMAIN_TABLE)
                 if settings.log_pair_metrics and rows:
                     table = table_columns(rows)
-                    with_retry(
-                        lambda child=child, table=table: client.log_table(child, table, TABLE_FILE)
-                    )
+                    log_table(client, child, table, TABLE_FILE)
                 if settings.log_evidence:
                     for artifact_path in evidence:
                         local = split[(artifact_path, chunker)]

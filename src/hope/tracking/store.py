@@ -103,6 +103,27 @@ def log_batches(
         with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
 
 
+def log_table(client: Any, run_id: str, data: Any, artifact_file: str) -> None:
+    """``data`` (column -> values, or a DataFrame) as the MLflow table ``artifact_file`` of the
+    run, replacing a table of that name: ``MlflowClient.log_table`` appends to an existing one,
+    so that logging into the same run again (a rerun of a stage on the same inputs) would list
+    every row twice."""
+    import pandas as pd
+
+    directory, _, name = artifact_file.rpartition("/")
+    listed = with_retry(lambda: client.list_artifacts(run_id, directory or None))
+    if artifact_file not in {item.path for item in listed}:
+        with_retry(lambda: client.log_table(run_id, data, artifact_file))
+        return
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    with tempfile.TemporaryDirectory(prefix="hope-table-") as tmp:
+        target = Path(tmp) / name
+        frame.to_json(target, orient="split", index=False, date_format="iso")
+        with_retry(
+            lambda: client.log_artifact(run_id, str(target), artifact_path=directory or None)
+        )
+
+
 def log_file(
     client: Any, run_id: str, artifact_path: str, local: Path, secrets: Sequence[str]
 ) -> None:

@@ -11,7 +11,14 @@ from hope.tracking.names import finite_mean, flatten, name_part
 from hope.tracking.provenance import git_commit, source_tags
 from hope.tracking.record import PARENT_TAG
 from hope.tracking.secrets import redact, secret_values
-from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.store import (
+    client_for,
+    experiment_id,
+    log_batches,
+    log_file,
+    log_table,
+    with_retry,
+)
 from hope.tracking.tracking_settings import TrackingSettings
 
 
@@ -86,7 +93,7 @@ def log_merged_result(
     if rows:
         scores = [s for s in CHILD_SCORES if any(s in r for r in rows)]
         table = chunker_table(rows, scores)
-        with_retry(lambda: client.log_table(parent_run_id, table, "merged/chunkers.json"))
+        log_table(client, parent_run_id, table, "merged/chunkers.json")
     secrets = secret_values()
     for name in ("scores.csv", "summary.json"):
         log_file(client, parent_run_id, f"merged/{name}", merged_dir / name, secrets)
