@@ -110,34 +110,36 @@ def check_metrics_and_plots(work: Path, env: dict[str, str]) -> None:
     # One revision: the workspace (named "" outside git).
     (revision,) = json.loads(shown.stdout).values()
     files = revision["data"]
+    # A small headline per stage (the stages' summaries are plain outputs): one readable table.
     assert set(files) == {
-        "data/chunks/summary.json",
         "data/hope/metrics.json",
-        "data/questions/summary.json",
-        "data/rag/summary.json",
-        "data/ragas/summary.json",
         "data/labelled/metrics.json",
         "data/probe/metrics.json",
         "paper_figures/metrics.json",
     }
     assert not any("error" in f for f in files.values()), files
+
+    def leaves(value):
+        return sum(leaves(v) for v in value.values()) if isinstance(value, dict) else 1
+
+    assert sum(leaves(f["data"]) for f in files.values()) <= 80
+    table = dvc(work, "metrics", "show", env=env)
+    assert max(len(line) for line in table.stdout.splitlines()) <= 1500
     hope = files["data/hope/metrics.json"]["data"]
-    assert hope["corpus"]["n_pairs"] == 14
-    assert set(hope["chunker"]) == {"fixed_500_o0", "recursive_500"}
-    assert files["data/chunks/summary.json"]["data"]["recursive_500"]["documents"] == 7
-    # The labelled slice: tau of HOPE and of every baseline against each labelled target, on
-    # chatlogs and pooled.
+    assert hope["pairs"] == 14 and 0 <= hope["hope"] <= 1
+    chunks = json.loads((work / "data/chunks/summary.json").read_text())
+    assert chunks["recursive_500"]["documents"] == 7
+    # The labelled slice: the pooled tau of HOPE and BLEU with budget recall (every tau of every
+    # score, target and corpus in results.json).
     labelled = files["data/labelled/metrics.json"]["data"]
-    for target in ("tau_budget_recall", "tau_recall", "tau_iou"):
-        assert set(labelled[target]) == {"pooled", "chatlogs"}
-        scores = labelled[target]["chatlogs"]
-        assert {"hope", "bleu", "size_compliance", "intra_chunk_cohesion"} <= set(scores)
-        assert all(v is None or -1 <= v <= 1 for v in scores.values()), scores
-        assert scores["hope"] is not None
+    assert set(labelled["tau_budget_recall"]) == {"hope", "bleu"}
+    assert all(-1 <= v <= 1 for v in labelled["tau_budget_recall"].values()), labelled
     assert labelled["usage"]["requests"] > 0
     # The probe: a ranking of the experiment's chunkers from questions written per domain.
     probe = files["data/probe/metrics.json"]["data"]
-    assert sorted(probe["budget_recall"]) == ["fixed_500_o0", "recursive_500"]
+    assert "ranking" not in probe  # DVC leaves a list out of `dvc metrics show`: the file has it
+    ranking = json.loads((work / "data/probe/metrics.json").read_text())["ranking"]
+    assert sorted(ranking) == ["fixed_500_o0", "recursive_500"]
     assert probe["questions"] >= 7 and probe["pairs"] == 1
     assert all(0 <= v <= 1 for v in probe["budget_recall"].values()), probe
 
@@ -258,7 +260,7 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         (labelled,) = client.search_runs(
             [hope_runs[0].info.experiment_id], filter_string="tags.`hope.kind` = 'labelled'"
         )
-        assert -1 <= labelled.data.metrics["tau/budget_recall/chatlogs/hope"] <= 1
+        assert -1 <= labelled.data.metrics["tau/budget_recall/hope"] <= 1
         labelled_children = chunker_runs(work, labelled)
         assert {c.data.tags["hope.chunker"] for c in labelled_children} == {
             "fixed_2000_o0",
@@ -269,9 +271,9 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
             labelled_children[0].data.metrics
         )
         # Each child's LLM usage comes from results.json; together they are the stage's.
-        child_requests = [c.data.metrics["requests"] for c in labelled_children]
+        child_requests = [c.data.metrics["usage/requests"] for c in labelled_children]
         assert all(r >= 0 for r in child_requests), child_requests
-        assert sum(child_requests) == labelled.data.metrics["usage/requests"] > 0
+        assert sum(child_requests) == labelled.data.metrics["corpus/usage/requests"] > 0
 
         second = dvc(work, "repro", env=env)
         assert second.returncode == 0, second.stderr[-3000:]

@@ -115,12 +115,17 @@ def test_labelled_stage_writes_the_same_bytes_in_two_folders(tmp_path):
     assert [float(r["mean_chars"]) for r in rows][:2] == [2000.0, 500.0]
     assert all(0 <= float(r["budget_recall"]) <= 1 for r in rows)
     metrics = json.loads(outputs[0]["metrics.json"])
+    # The headline for `dvc metrics show`: pooled τ of HOPE and BLEU, the usage; every τ is in
+    # results.json (and the MLflow run's table).
     assert metrics["usage"] == {"requests": 0, "cache_hits": 0}
-    chatlogs = metrics["tau_budget_recall"]["chatlogs"]
+    assert set(metrics) == {"tau_budget_recall", "usage"}
+    full = labelled_work.tau_metrics(json.loads(outputs[0]["results.json"]), "")
+    chatlogs = full["tau_budget_recall"]["chatlogs"]
     assert "hope" not in chatlogs and {"bleu", "size_compliance"} <= set(chatlogs)
-    assert metrics["tau_budget_recall"]["pooled"] == chatlogs  # one corpus
-    flat = flat_tau(metrics)
-    assert flat["tau/budget_recall/chatlogs/bleu"] == chatlogs["bleu"]
+    assert full["tau_budget_recall"]["pooled"] == chatlogs  # one corpus
+    assert metrics["tau_budget_recall"] == {"hope": None, "bleu": chatlogs["bleu"]}
+    flat = flat_tau(full)  # pooled τ as metrics, per corpus in the table tau.json
+    assert flat["tau/budget_recall/bleu"] == chatlogs["bleu"]
 
 
 def test_bad_labelled_settings_name_the_key(tmp_path, capsys):

@@ -208,6 +208,9 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
     # --- through the REST API only -----------------------------------------------------------
     experiment = rest.call("/api/2.0/mlflow/experiments/get-by-name", experiment_name="hope")
     exp_id = experiment["experiment"]["experiment_id"]
+    # An ML experiment: MLflow 3's UI opens it on its runs, not on the GenAI trace overview.
+    experiment_tags = {t["key"]: t["value"] for t in experiment["experiment"]["tags"]}
+    assert experiment_tags["mlflow.experimentKind"] == "custom_model_development"
     runs = rest.runs(exp_id)
     tags = {r["info"]["run_id"]: {t["key"]: t["value"] for t in r["data"]["tags"]} for r in runs}
     parents = [r for r in runs if tags[r["info"]["run_id"]]["hope.kind"] == "stage"]
@@ -228,11 +231,22 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
     assert "mlflow.source.git.commit" not in tags[parent_id]
     assert tags[parent_id]["mlflow.source.name"] == "dvc.yaml:hope"
     parent_metrics = {m["key"]: m["value"] for m in parent["data"]["metrics"]}
-    assert "objective" in parent_metrics and parent_metrics["usage/requests"] > 0
-    assert not any(k.startswith(("pair/", "chunker/")) for k in parent_metrics)
-    assert {"paper_figures/table2.md", "paper_figures/pairs.csv", "scores.csv"} <= set(
-        rest.artifacts(parent_id)
-    )
+    assert "objective" in parent_metrics and parent_metrics["corpus/usage/requests"] > 0
+    assert not any(k.startswith(("pair/", "chunker/", "domain/")) for k in parent_metrics)
+    assert {
+        "paper_figures/table2.md",
+        "paper_figures/pairs.csv",
+        "scores.csv",
+        "domains.json",
+        "chunkers.json",
+    } <= set(rest.artifacts(parent_id))
+    # One filter selects the HOPE chunker runs and nothing else.
+    selected = rest.runs(exp_id, "tags.`hope.kind` = 'chunker'")
+    assert {r["info"]["run_name"] for r in selected} == {"hope/halves", "hope/thirds"}
+    # No run has more than 60 metric keys; one separator, /.
+    for run in runs:
+        keys = [m["key"] for m in run["data"]["metrics"]]
+        assert len(keys) <= 60 and not any("." in k for k in keys), run["info"]["run_name"]
 
     # The chunker runs: the same metric keys, BLEU and RAGAS from the analysis, NaN where unrun.
     metrics = {
@@ -242,11 +256,12 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
         for c in children
     }
     assert metrics["halves"].keys() == metrics["thirds"].keys()
-    expected = {*CHILD_SCORES, *CHILD_USAGE, "failures", "hope.news", "hope.wiki"}
+    expected = {*CHILD_SCORES, *(f"usage/{k}" for k in CHILD_USAGE), "failures/total"}
     assert expected <= metrics["halves"].keys()
+    assert not set(parent_metrics) & metrics["halves"].keys()  # parents: summaries, not these
     assert metrics["halves"]["bleu"] == pytest.approx(0.2)
     assert metrics["thirds"]["bleu"] == pytest.approx(0.4)
-    assert metrics["thirds"]["context_recall.wiki"] == pytest.approx(0.5)
+    assert metrics["thirds"]["context_recall"] == pytest.approx(0.5)
     assert metrics["halves"]["answer_correctness"] == "NaN"  # not run: the key, no number
     assert math.isnan(float(metrics["thirds"]["response_relevancy"]))
     by_chunker = {r["chunker"]: r for r in scores}
@@ -255,14 +270,14 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
             hope = [float(r["hope"]) for r in scores if r["chunker"] == name and r["hope"]]
             assert values["hope"] == pytest.approx(sum(hope) / len(hope))
     # Each chunker's calls (sent, cached or shared with another chunker's identical request).
-    assert sum(m["calls"] for m in metrics.values()) == (
-        parent_metrics["usage/requests"] + parent_metrics["usage/cache_hits"]
+    assert sum(m["usage/calls"] for m in metrics.values()) == (
+        parent_metrics["corpus/usage/requests"] + parent_metrics["corpus/usage/cache_hits"]
     )
 
     # Per-document rows as an MLflow table, the evidence, the datasets named by their md5.
     for child in children:
         run_id = child["info"]["run_id"]
-        assert {"documents.json", "evidence.jsonl"} <= set(rest.artifacts(run_id))
+        assert {"documents.json", "domains.json", "evidence.jsonl"} <= set(rest.artifacts(run_id))
         datasets = {d["dataset"]["name"]: d["dataset"] for d in child["inputs"]["dataset_inputs"]}
         assert set(datasets) == {
             f"corpus-{md5s[str(documents)]}",
@@ -289,7 +304,8 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
             linked = json.loads(tags[run_id]["mlflow.linkedPrompts"])
             assert {"name": name, "version": latest["version"]} in linked
 
-    # Every LLM call (share 1.0) is a trace of the parent run: prompt, answer, seed, latency.
+    # Every LLM call (share 1.0) is a trace of its chunker run: prompt, answer, seed, latency,
+    # tagged with the chunker, the document and the sub-metric it was for.
     body = {
         "locations": [
             {"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp_id}}
@@ -297,9 +313,19 @@ def test_sample_pipeline_tracking_in_a_real_server(server, tmp_path: Path, monke
         "max_results": 500,
     }
     traces = rest.call("/api/3.0/mlflow/traces/search", body).get("traces", [])
-    calls = parent_metrics["usage/requests"] + parent_metrics["usage/cache_hits"]
+    calls = parent_metrics["corpus/usage/requests"] + parent_metrics["corpus/usage/cache_hits"]
     assert len(traces) == calls
-    assert {t["trace_metadata"]["mlflow.sourceRun"] for t in traces} == {parent_id}
+    child_ids = {tags[c["info"]["run_id"]]["hope.chunker"]: c["info"]["run_id"] for c in children}
+    for trace in traces:
+        trace_tags = trace["tags"]
+        assert trace["trace_metadata"]["mlflow.sourceRun"] == child_ids[trace_tags["hope.chunker"]]
+        assert trace_tags["hope.parent_run"] == parent_id
+        assert trace_tags["hope.doc_id"] in {"d-news", "d-wiki"}
+        assert trace_tags["hope.metric"] in {
+            "concept_unity",
+            "semantic_independence",
+            "information_preservation",
+        }
     prompt_ids = {p["id"] for p in summary["prompts"].values()}
     assert {t["tags"]["hope.prompt"] for t in traces} <= prompt_ids
     one = rest.call(

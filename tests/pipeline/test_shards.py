@@ -216,9 +216,13 @@ def test_two_shards_through_submitit_equal_one_process_and_share_cache_and_paren
     chunker = single_rows[0]["chunker"]
     assert sweep_run.data.metrics["merged/pairs"] == 4
     assert sweep_run.data.metrics["merged/shards"] == 2
-    assert sweep_run.data.metrics[f"merged/{chunker}/hope"] == pytest.approx(expected, rel=1e-12)
+    assert sweep_run.data.metrics["merged/hope"] == pytest.approx(expected, rel=1e-12)
     artifacts = {a.path for a in client.list_artifacts(sweep_run.info.run_id, "merged")}
-    assert artifacts == {"merged/scores.csv", "merged/summary.json"}
+    assert artifacts == {"merged/scores.csv", "merged/summary.json", "merged/chunkers.json"}
+    local = client.download_artifacts(sweep_run.info.run_id, "merged/chunkers.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    (row,) = [r for r in table["data"] if r[0] == chunker]
+    assert row[table["columns"].index("hope")] == pytest.approx(expected, rel=1e-12)
     assert sweep_run.data.tags["hope.merged_output"] == str(merged)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hope.core.result import METRICS
 from hope.tracking.names import aggregate_metrics, flatten, name_part
 from hope.tracking.provenance import dvc_hashes, file_md5s, git_commit
 from hope.tracking.secrets import REDACTED, redact
@@ -180,18 +181,21 @@ def test_stage_metrics_file_by_hand_and_no_run_without_tracking(tmp_path: Path, 
         params_path, out, inputs = stage_outputs(tmp_path / str(bool(tracking)), tracking)
         assert record_score_stage(params_path, out, inputs, wall_s=12.34) is None
         metrics = json.loads((out / "metrics.json").read_text())
-        assert metrics["corpus"]["hope"] == pytest.approx((0.2 + 0.6) / 2)
-        assert metrics["corpus"]["semantic_independence"] == pytest.approx((0.1 + 0.6) / 2)
-        assert metrics["corpus"]["n_pairs"] == 3 and metrics["corpus"]["undefined"]["hope"] == 1
-        assert metrics["chunker"]["c1"]["hope"] == pytest.approx(0.2)
-        assert metrics["chunker"]["c2"]["concept_unity"] == pytest.approx(0.8)
-        assert metrics["domain"]["news"]["hope"] == pytest.approx(0.4)
-        assert "hope" not in metrics["domain"]["wiki"]  # undefined there: no number, a count
+        # The headline only (dvc metrics show): per domain and chunker, scores.csv and MLflow.
+        assert metrics["hope"] == pytest.approx((0.2 + 0.6) / 2)
+        assert metrics["semantic_independence"] == pytest.approx((0.1 + 0.6) / 2)
+        assert metrics["pairs"] == 3 and metrics["failures"] == 1
         # No wall time or latency in the DVC output (they stay in the log and the MLflow run).
         assert metrics["usage"] == {"requests": 5, "cache_hits": 1}
-        assert metrics["failures"] == {"semantic_independence": 1}
-        assert "time" not in metrics
-        assert "pair" not in metrics  # per pair: scores.csv
+        assert set(metrics) == {
+            "hope",
+            "concept_unity",
+            "semantic_independence",
+            "information_preservation",
+            "pairs",
+            "usage",
+            "failures",
+        }
     assert not (tmp_path / "mlflow.db").exists() and not list(tmp_path.rglob("mlflow.db"))
 
 
@@ -218,11 +222,12 @@ def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, mon
     )
     metrics = run.data.metrics
     metrics_file = json.loads((out / "metrics.json").read_text())
-    assert metrics["corpus/hope"] == pytest.approx(metrics_file["corpus"]["hope"])
+    assert metrics["corpus/hope"] == pytest.approx(metrics_file["hope"])
     # Per pair and per chunker: the children's metrics and tables, not hundreds of parent keys.
     assert not any(k.startswith(("pair/", "chunker/")) for k in metrics)
     assert metrics["objective"] == pytest.approx(0.4)
-    assert metrics["failures/semantic_independence"] == 1 and metrics["usage/requests"] == 5
+    assert metrics["corpus/failures/semantic_independence"] == 1
+    assert metrics["corpus/usage/requests"] == 5
     params = run.data.params
     assert params[f"dvc.{name_part(inputs[0])}"] == file_md5s([inputs[0]])[str(inputs[0])]
     assert params["seed.hope"] == "3" and params["seed.corpus"] == "2025"
@@ -244,18 +249,24 @@ def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, mon
     assert set(by_chunker) == {"c1", "c2"}
     keys = {name: set(c.data.metrics) for name, c in by_chunker.items()}
     assert keys["c1"] == keys["c2"]  # the same keys in every child: Compare lines them up
-    assert {*CHILD_SCORES, *CHILD_USAGE, "failures", "hope.news", "hope.wiki"} <= keys["c1"]
+    usage = {f"usage/{k}" for k in CHILD_USAGE}
+    assert {*CHILD_SCORES, *usage, "failures/total", "n_documents"} <= keys["c1"]
     c1, c2 = by_chunker["c1"].data.metrics, by_chunker["c2"].data.metrics
     assert c1["hope"] == pytest.approx(0.2) and c2["concept_unity"] == pytest.approx(0.8)
-    assert c1["hope.news"] == pytest.approx(0.2) and math.isnan(c1["hope.wiki"])
-    assert math.isnan(c2["hope.wiki"]) and math.isnan(c1["bleu"])  # not measured by this stage
-    assert c1["requests"] == 3 and c2["requests"] == 2  # from the chunker's evidence lines
-    assert c1["failures.semantic_independence"] == 1 and c2["failures"] == 0
-    assert c1["undefined.hope"] == 1 and c1["n_documents"] == 2
+    assert math.isnan(c1["bleu"])  # not measured by this stage
+    assert c1["usage/requests"] == 3 and c2["usage/requests"] == 2  # the chunker's evidence
+    assert c1["failures/semantic_independence"] == 1 and c2["failures/total"] == 0
+    assert c1["n_documents"] == 2
     for name, child in by_chunker.items():
         assert child.info.status == "FINISHED" and child.data.params["chunker"] == name
         files = {a.path for a in client.list_artifacts(child.info.run_id)}
-        assert {"documents.json", "evidence.jsonl"} <= files
+        assert {"documents.json", "domains.json", "evidence.jsonl"} <= files
+        if name == "c1":  # per domain: a table (HOPE undefined for wiki's one document)
+            local = client.download_artifacts(child.info.run_id, "domains.json", str(tmp_path))
+            domains = json.loads(Path(local).read_text())
+            rows = {r[0]: dict(zip(domains["columns"], r, strict=True)) for r in domains["data"]}
+            assert rows["news"]["hope"] == pytest.approx(0.2) and rows["wiki"]["hope"] is None
+            assert rows["wiki"]["undefined_hope"] == 1 and rows["all"]["n_documents"] == 2
         local = client.download_artifacts(child.info.run_id, "documents.json", str(tmp_path))
         table = json.loads(Path(local).read_text())
         assert {r[table["columns"].index("doc_id")] for r in table["data"]} == (
@@ -270,10 +281,21 @@ def test_stage_logs_a_parent_run_and_a_child_run_per_chunker(tmp_path: Path, mon
             f"chunks-{md5s[str(inputs[1])]}": md5s[str(inputs[1])],
         }
 
-    # Logging the same scores again (a forced rerun) reuses the parent and the children.
+    # Logging the same scores again (a forced rerun) reuses the parent and the children, and
+    # replaces their tables (MlflowClient.log_table appends: every row would be there twice).
     again = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
     assert again == run_id
     assert len(client.search_runs([run.info.experiment_id])) == 3
+
+    def table_rows(run: str, name: str) -> list:
+        local = client.download_artifacts(run, name, str(tmp_path / "again" / run))
+        return json.loads(Path(local).read_text())["data"]
+
+    assert [r[0] for r in table_rows(run_id, "domains.json")] == ["news", "wiki", "all"]
+    assert len(table_rows(run_id, "chunkers.json")) == 2
+    c1_run = by_chunker["c1"].info.run_id
+    assert len(table_rows(c1_run, "documents.json")) == 2
+    assert len(table_rows(c1_run, "domains.json")) == 3
 
 
 def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
@@ -336,22 +358,36 @@ def test_the_hope_stage_logs_its_own_run_once(tmp_path: Path, monkeypatch):
     assert child.data.metrics["hope"] == pytest.approx(float(row["hope"]))
     # A chunker's calls (sent, cached or shared): which pair sends a shared request is a race.
     parent = parents[0].data.metrics
-    assert child.data.metrics["calls"] == parent["usage/requests"] + parent["usage/cache_hits"] > 0
-    # Every LLM call of the stage is a trace of the parent run (the default share is 1).
+    calls = parent["corpus/usage/requests"] + parent["corpus/usage/cache_hits"]
+    assert child.data.metrics["usage/calls"] == calls > 0
+    # Every LLM call of the stage is a trace (the default share is 1), linked to the chunker run
+    # whose evaluation made it, and tagged with the chunker, the document and the sub-metric.
     traces = client.search_traces(locations=[experiment.experiment_id])
-    assert (
-        len(traces)
-        == parents[0].data.metrics["usage/requests"] + parents[0].data.metrics["usage/cache_hits"]
+    assert len(traces) == calls
+    assert {t.info.request_metadata.get("mlflow.sourceRun") for t in traces} == {child.info.run_id}
+    assert {t.info.tags["hope.parent_run"] for t in traces} == {parents[0].info.run_id}
+    assert {t.info.tags["hope.chunker"] for t in traces} == {"c"}
+    assert {t.info.tags["hope.doc_id"] for t in traces} == {"d1"}
+    assert {t.info.tags["hope.domain"] for t in traces} == {"news"}
+    assert {t.info.tags["hope.metric"] for t in traces} == set(METRICS)
+    # "Which calls made this score": one filter from the chunker run's id and the sub-metric.
+    found = client.search_traces(
+        locations=[experiment.experiment_id],
+        filter_string="tags.`hope.metric` = 'semantic_independence'",
+        run_id=child.info.run_id,
     )
-    assert {t.info.request_metadata.get("mlflow.sourceRun") for t in traces} == {
-        parents[0].info.run_id
-    }
+    assert found and len(found) < len(traces)
+    assert all(
+        "answer_question" in t.info.tags["hope.prompt"]
+        or "question_generation" in t.info.tags["hope.prompt"]
+        for t in found
+    )
     runs = parents
     assert (
         runs[0].data.params["dvc.documents.jsonl"]
         == file_md5s(["documents.jsonl"])["documents.jsonl"]
     )
-    assert json.loads(Path("out/metrics.json").read_text())["corpus"]["n_pairs"] == 1
+    assert json.loads(Path("out/metrics.json").read_text())["pairs"] == 1
 
 
 def test_stage_datasets_and_provenance_name_each_input_by_its_own_path_and_dvc_hash(
@@ -565,3 +601,272 @@ def test_chunker_runs_are_named_by_kind_and_carry_their_chunkers_settings(
     assert record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path) == run_id
     assert log_run(record, settings) == labelled_id
     assert len(client.search_runs([experiment])) == 2 + 2 + 2
+
+
+# The views of issue #33 on runs the real code paths log: the `hope` stage with the paper's seven
+# domains and three chunkers, the analysis of its scores, the labelled and the probe stages' runs.
+DOMAINS = ("arxiv", "cord19", "debates", "manuals", "news", "tos", "wiki")
+CHUNKERS = ("fixed_500_o0", "recursive_500", "semantic_minilm")
+MAX_METRIC_KEYS = 60
+RAG = ("answer_correctness", "factual_correctness", "context_recall", "response_relevancy")
+
+
+def seven_domain_stage(tmp_path: Path, wall_s: float = 1.0) -> tuple[str, str]:
+    """(parent run id, store uri) of the ``hope`` stage's run over 7 domains x 3 chunkers, with the
+    analysis of its scores (BLEU, RAGAS and paper_figures/metrics.json) logged to it."""
+    from hope.analysis.paper_tracking import log_outputs_to_mlflow
+
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    header = SCORES_CSV.splitlines()[0]
+    lines = [header]
+    for d, domain in enumerate(DOMAINS):
+        for c, chunker in enumerate(CHUNKERS):
+            value = (d + c + 1) / 20
+            lines.append(f"{domain}-1,{domain},{chunker},3,{value},{value},{value},,1,0,1,0,2,0")
+    (out / "scores.csv").write_text("\n".join(lines) + "\n")
+    run_id = record_score_stage(params_path, out, inputs, wall_s=wall_s, repo=tmp_path)
+    paper = tmp_path / "paper_figures"
+    paper.mkdir()
+    pairs = ["doc_id,chunker,domain,hope,bleu,context_recall,answer_correctness"]
+    pairs += [f"{d}-1,{c},{d},0.5,0.3,0.6,0.7" for d in DOMAINS for c in CHUNKERS]
+    (paper / "pairs.csv").write_text("\n".join(pairs) + "\n")
+    cells = {"r": 0.2, "p": 0.4, "rho": 0.1, "n": 21}
+    indicators = ("AC", "FC", "CR", "RR")
+    paper_metrics = {
+        "pairs": 21,
+        "documents": 7,
+        "chunkers": 3,
+        "missing_pairs": {"bleu": 0, "ragas": 0},
+        "table2": {
+            i: {s: cells for s in ("BLEU", "HOPE", "zeta_con", "zeta_sem")} for i in indicators
+        },
+        "table2_significant_cells": 0,
+        "figure7_gain_pct": dict.fromkeys(indicators, 5.0),
+        "range_fraction": {"hope": 0.5},
+        "leaderboard_overall_hope": dict.fromkeys(CHUNKERS, 0.5),
+        "best_chunker": CHUNKERS[0],
+        "best_chunker_hope": 0.5,
+        "settings": {"seed": 1, "n_boot": 2000},
+    }
+    (paper / "metrics.json").write_text(json.dumps(paper_metrics))
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert log_outputs_to_mlflow(paper, scores=out / "scores.csv", tracking_uri=uri) == run_id
+    return run_id, uri
+
+
+def labelled_and_probe_runs(tmp_path: Path, uri: str) -> None:
+    """The labelled stage's run (its rows as chunkers.csv writes them) and the probe's, logged by
+    their modules into ``uri``."""
+    from hope.tracking.labelled_run import labelled_record
+    from hope.tracking.probe_run import probe_record
+    from hope.tracking.record import log_run
+
+    settings = TrackingSettings.from_mapping(
+        {"uri": uri, "artifact_root": str(tmp_path / "mlruns")}
+    )
+    for name in ("labelled", "probe"):
+        (tmp_path / name).mkdir()
+        for file in ("results.json", "chunkers.csv", "metrics.json"):
+            (tmp_path / name / file).write_text(name)
+    measures = ("budget_recall", "recall", "precision", "iou", "mean_chars", "n_passages")
+    baselines = ("size_compliance", "intra_chunk_cohesion", "contextual_coherence")
+    scores = ("bleu", *baselines, "passage_count", "hope", *METRICS)
+    corpora = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
+    rows = [
+        {"doc_id": corpus, "domain": corpus, "chunker": c, **dict.fromkeys(measures + scores, 0.5)}
+        for corpus in corpora
+        for c in CHUNKERS
+    ]
+    tau = {
+        f"tau_{t}": {k: dict.fromkeys(scores, 0.1) for k in (*corpora, "pooled")}
+        for t in ("budget_recall", "recall", "iou")
+    }
+    metrics = {**tau, "usage": {"requests": 3, "cache_hits": 0}}
+    record = labelled_record(
+        {"labelled": {"corpora": list(corpora)}},
+        tmp_path / "labelled",
+        metrics,
+        rows,
+        {"labelled": 2.0},
+        {},
+        tmp_path,
+    )
+    log_run(record, settings)
+    probe_measures = ("recall", "precision", "iou", "budget_recall", "budget_recall_1000")
+    probe_rows = [
+        {
+            "doc_id": d,
+            "domain": d,
+            "chunker": c,
+            "n_passages": 3,
+            **dict.fromkeys(probe_measures, 0.4),
+        }
+        for d in (*DOMAINS, "pooled")
+        for c in CHUNKERS
+    ]
+    probe = probe_record(
+        {"seed": 0},
+        tmp_path / "probe",
+        {"ranking": list(CHUNKERS), "budget_recall": {CHUNKERS[0]: 0.4}, "questions": 70},
+        probe_rows,
+        {"probe": 3.0},
+        {},
+        tmp_path,
+    )
+    log_run(probe, settings)
+
+
+def test_every_run_has_few_metric_keys_one_separator_and_the_same_headline_keys(
+    tmp_path: Path, monkeypatch
+):
+    """Issue #33: 379 metric keys across the runs, ``/`` in the parents and ``.`` in the children,
+    per-domain keys in every run. Now: at most 60 keys a run, one separator, the headline keys in
+    every chunker run of every kind, per domain in tables, and parents that do not repeat their
+    children's keys."""
+    from mlflow import MlflowClient
+
+    chunker_kinds = ("chunker", "labelled_chunker", "probe_chunker")
+    headline = ("hope", *METRICS, "bleu", *RAG, "budget_recall")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    monkeypatch.chdir(tmp_path)
+    parent_id, uri = seven_domain_stage(tmp_path)
+    labelled_and_probe_runs(tmp_path, uri)
+    client = MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("hope").experiment_id
+    runs = client.search_runs([experiment], max_results=1000)
+    kinds = [r.data.tags["hope.kind"] for r in runs]
+    assert sorted(set(kinds)) == [
+        "chunker",
+        "labelled",
+        "labelled_chunker",
+        "probe",
+        "probe_chunker",
+        "stage",
+    ]
+    chunker_runs = [r for r in runs if r.data.tags["hope.kind"] in chunker_kinds]
+    parents = [r for r in runs if r.data.tags["hope.kind"] not in chunker_kinds]
+    assert len(chunker_runs) == 9 and len(parents) == 3
+    for run in runs:
+        keys = set(run.data.metrics)
+        assert len(keys) <= MAX_METRIC_KEYS, (run.info.run_name, len(keys), sorted(keys))
+        assert not any("." in k for k in keys), (run.info.run_name, sorted(keys))
+        assert not any(d in k for k in keys for d in DOMAINS), (run.info.run_name, sorted(keys))
+    # The headline keys in every chunker run, whatever its kind (NaN where not measured).
+    for run in chunker_runs:
+        assert set(headline) <= set(run.data.metrics), run.info.run_name
+    hope_runs = [r for r in chunker_runs if r.data.tags["hope.kind"] == "chunker"]
+    assert len({frozenset(r.data.metrics) for r in hope_runs}) == 1
+    by_name = {r.info.run_name: r.data.metrics for r in chunker_runs}
+    assert by_name["hope/recursive_500"]["hope"] == pytest.approx(
+        sum((d + 2) / 20 for d in range(7)) / 7
+    )
+    assert by_name["hope/recursive_500"]["bleu"] == pytest.approx(0.3)
+    assert by_name["labelled/recursive_500"]["budget_recall"] == pytest.approx(0.5)
+    assert by_name["probe/recursive_500"]["budget_recall"] == pytest.approx(0.4)
+    assert math.isnan(by_name["hope/recursive_500"]["budget_recall"])
+    # Parents: summaries and comparisons, not their children's keys.
+    child_keys = {k for r in chunker_runs for k in r.data.metrics}
+    for parent in parents:
+        assert not set(parent.data.metrics) & child_keys, parent.info.run_name
+    stage = client.get_run(parent_id)
+    assert stage.data.metrics["corpus/hope"] == pytest.approx(
+        sum((d + c + 1) / 20 for d in range(7) for c in range(3)) / 21
+    )
+    assert stage.data.metrics["paper/best_chunker_hope"] == 0.5
+    # Per domain and per chunker: tables.
+    parent_files = {a.path for a in client.list_artifacts(parent_id)}
+    assert {"domains.json", "chunkers.json", "paper_table2.json"} <= parent_files
+    local = client.download_artifacts(parent_id, "domains.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    assert [row[0] for row in table["data"]] == [*DOMAINS, "all"]
+    child = next(r for r in hope_runs if r.info.run_name == "hope/recursive_500")
+    local = client.download_artifacts(child.info.run_id, "domains.json", str(tmp_path / "c"))
+    table = json.loads(Path(local).read_text())
+    hope_column = [row[table["columns"].index("hope")] for row in table["data"]]
+    assert hope_column[:2] == [pytest.approx(2 / 20), pytest.approx(3 / 20)]
+
+
+def test_the_experiment_opens_on_its_runs(tmp_path: Path, monkeypatch):
+    """Issue #33: MLflow 3 opened the ``hope`` experiment on the GenAI trace overview (it infers
+    that kind for an experiment with traces); tagged as a machine-learning experiment
+    (``mlflow.experimentKind`` = ``custom_model_development``) it opens on the runs."""
+    from mlflow import MlflowClient
+
+    from hope.analysis.paper_tracking import log_outputs_to_mlflow
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = client.get_experiment(client.get_run(run_id).info.experiment_id)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    # An experiment made before (no kind) gets it; one whose kind was chosen keeps it.
+    client.create_experiment("older")
+    client.create_experiment("chosen", tags={"mlflow.experimentKind": "genai_development"})
+    for name in ("older", "chosen"):
+        params = yaml.safe_load(params_path.read_text())
+        params["tracking"]["experiment_name"] = name
+        params_path.write_text(yaml.safe_dump(params))
+        record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    kinds = {
+        n: client.get_experiment_by_name(n).tags["mlflow.experimentKind"]
+        for n in ("older", "chosen")
+    }
+    assert kinds == {"older": "custom_model_development", "chosen": "genai_development"}
+    # The analysis' own run, where no scoring run exists, creates the experiment the same way.
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "table2.md").write_text("| AC |\n")
+    uri = f"sqlite:///{tmp_path / 'other.db'}"
+    alone = log_outputs_to_mlflow(paper, tracking_uri=uri)
+    other = MlflowClient(tracking_uri=uri)
+    tags = other.get_experiment(other.get_run(alone).info.experiment_id).tags
+    assert tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_a_runs_duration_is_the_work_it_records(tmp_path: Path, monkeypatch):
+    """Issue #33: the run's duration said 4.2 s where ``time/score_s`` was 259.7: the run was
+    created when the scoring had ended. It starts ``wall_s`` before it is logged now, and so do
+    its chunker runs (scored together, in the stage's work)."""
+    from mlflow import MlflowClient
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
+    params_path, out, inputs = stage_outputs(tmp_path, tracking)
+    run_id = record_score_stage(params_path, out, inputs, wall_s=259.7, repo=tmp_path)
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    run = client.get_run(run_id)
+    assert run.data.metrics["time/score_s"] == pytest.approx(259.7)
+    runs = client.search_runs([run.info.experiment_id])
+    assert len(runs) == 3
+    for each in runs:
+        duration_s = (each.info.end_time - each.info.start_time) / 1000
+        assert 259.7 <= duration_s < 259.7 + 60, (each.info.run_name, duration_s)
+
+
+def test_a_merged_sweep_logs_per_chunker_means_as_a_table_not_keys(tmp_path: Path):
+    """A sharded sweep's merged result: the means over every pair as ``merged/<score>``, each
+    chunker's in the table ``merged/chunkers.json`` (a key per chunker and score grew with the
+    chunkers)."""
+    from mlflow import MlflowClient
+
+    from hope.tracking.sweep import log_merged_result, start_parent_run
+
+    settings = TrackingSettings.from_mapping(
+        {"uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "artifact_root": str(tmp_path / "mlruns")}
+    )
+    run_id = start_parent_run(settings, run_name="sweep", params={}, repo=tmp_path)
+    merged = tmp_path / "merged"
+    merged.mkdir()
+    (merged / "scores.csv").write_text(SCORES_CSV)
+    (merged / "summary.json").write_text("{}")
+    metrics = log_merged_result(settings, run_id, merged, 2)
+    assert metrics["merged/hope"] == pytest.approx(0.4) and metrics["merged/pairs"] == 3
+    assert not any(k.startswith(("merged/c1", "merged/c2")) for k in metrics)
+    client = MlflowClient(tracking_uri=settings.uri)
+    local = client.download_artifacts(run_id, "merged/chunkers.json", str(tmp_path))
+    table = json.loads(Path(local).read_text())
+    rows = {r[0]: dict(zip(table["columns"], r, strict=True)) for r in table["data"]}
+    assert rows["c1"]["hope"] == pytest.approx(0.2) and rows["c2"]["hope"] == pytest.approx(0.6)

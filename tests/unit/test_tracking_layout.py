@@ -28,30 +28,42 @@ def test_rag_indicators_are_the_analysis_ones():
 
 
 def test_every_chunker_gets_the_same_keys_with_nan_where_nothing_was_measured():
+    from hope.tracking.layout import HEADLINE_SCORES, domain_table
+
     rows = [
         {"doc_id": "a", "domain": "news", "chunker": "c1", "hope": 0.2, "bleu": 0.5},
         {"doc_id": "b", "domain": "wiki", "chunker": "c1", "hope": None, "bleu": 0.1},
         {"doc_id": "a", "domain": "news", "chunker": "c2", "hope": 0.6},
     ]
-    domains = {"news", "wiki"}
     c1 = chunker_metrics(
-        rows[:2],
-        domains=domains,
-        usage={"requests": 4, "prompt_tokens": 10},
-        failures={"concept_unity": 2},
+        rows[:2], usage={"requests": 4, "prompt_tokens": 10}, failures={"concept_unity": 2}
     )
-    c2 = chunker_metrics(rows[2:], domains=domains)
+    c2 = chunker_metrics(rows[2:])
     assert c1.keys() == c2.keys()
-    assert {*CHILD_SCORES, *CHILD_USAGE, "failures", "n_documents"} <= c1.keys()
-    assert {f"{s}.{d}" for s in CHILD_SCORES for d in domains} <= c1.keys()
-    assert c1["hope"] == pytest.approx(0.2) and c1["undefined.hope"] == 1
-    assert c1["bleu"] == pytest.approx(0.3) and c1["bleu.wiki"] == pytest.approx(0.1)
-    assert math.isnan(c1["hope.wiki"]) and math.isnan(c2["hope.wiki"])
+    usage = {f"usage/{k}" for k in CHILD_USAGE}
+    assert {*HEADLINE_SCORES, *usage, "failures/total", "n_documents"} == c1.keys() - {
+        "failures/concept_unity",
+        "failures/semantic_independence",
+        "failures/information_preservation",
+    }
+    assert set(CHILD_SCORES) <= c1.keys() and "budget_recall" in c1
+    assert not any("." in k or "news" in k for k in c1)  # one separator; no domain in a key
+    assert c1["hope"] == pytest.approx(0.2) and c1["bleu"] == pytest.approx(0.3)
     assert math.isnan(c2["bleu"]) and math.isnan(c1["answer_correctness"])
-    assert (
-        c1["requests"] == 4 and math.isnan(c1["completion_tokens"]) and math.isnan(c2["requests"])
-    )
-    assert c1["failures"] == 2 and c1["failures.concept_unity"] == 2 and c2["failures"] == 0
+    assert c1["usage/requests"] == 4 and math.isnan(c1["usage/completion_tokens"])
+    assert math.isnan(c2["usage/requests"])
+    assert c1["failures/total"] == 2 and c1["failures/concept_unity"] == 2
+    assert c2["failures/total"] == 0
+    # A kind's own scores after the headline ones.
+    assert list(chunker_metrics(rows, scores=["recall"]))[1 : len(HEADLINE_SCORES) + 2] == [
+        *HEADLINE_SCORES,
+        "recall",
+    ]
+    # Per domain: a table, with the undefined rows counted.
+    table = domain_table(rows[:2], ["hope", "bleu"])
+    assert table["domain"] == ["news", "wiki", "all"] and table["n_documents"] == [1, 1, 2]
+    assert table["hope"] == [pytest.approx(0.2), None, pytest.approx(0.2)]
+    assert table["undefined_hope"] == [0, 1, 1] and table["bleu"][1] == pytest.approx(0.1)
 
 
 def _llm(script, cache=None):

@@ -51,19 +51,63 @@ def _allow_file_store(uri: str) -> Iterator[None]:
 
 
 def flatten_metrics(value: Any, prefix: str = "") -> dict[str, float]:
-    """Finite numeric leaves of a nested mapping, keyed ``a.b.c`` (MLflow metrics are numbers)."""
+    """Finite numeric leaves of a nested mapping, keyed ``a/b/c`` (MLflow metrics are numbers;
+    ``/`` is the one separator of the project's metric names)."""
     out: dict[str, float] = {}
     if isinstance(value, Mapping):
         for key, item in value.items():
-            out.update(flatten_metrics(item, f"{prefix}{key}."))
+            out.update(flatten_metrics(item, f"{prefix}{key}/"))
     elif is_finite(value):
-        out[prefix.rstrip(".")] = float(value)
+        out[prefix.rstrip("/")] = float(value)
     return out
 
 
 def _metric_key(key: str) -> str:
-    # MLflow allows alphanumerics, _ - . space / in metric names; others (ζ) are replaced.
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-. /") else "_" for ch in key)
+    # MLflow allows alphanumerics, _ - . space / in metric names; the project's names use only
+    # ``/`` to separate, so ``.`` and others (ζ) are replaced.
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_- /") else "_" for ch in key)
+
+
+# paper_figures/metrics.json's blocks that are detail, not a summary: Table 2's cells (a table of
+# the run), the leaderboard (a value per chunker: the chunker runs have it), the settings (params).
+_TABLE2 = "table2"
+_NOT_METRICS = (_TABLE2, "leaderboard_overall_hope", "settings")
+
+
+def summary_metrics(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The run metrics of the analysis' metrics.json: its summaries under ``paper/``, without the
+    blocks ``_NOT_METRICS`` (Table 2 is the table ``paper_table2.json``)."""
+    kept = {k: v for k, v in metrics.items() if k not in _NOT_METRICS}
+    return {f"paper/{_metric_key(k)}": v for k, v in sorted(flatten_metrics(kept).items())}
+
+
+def table2_table(out_dir: Path, metrics: Mapping[str, Any]) -> Any | None:
+    """Table 2's cells as an MLflow table: ``table2.csv`` (a row per indicator and score) where the
+    analysis wrote one, else the cells of an older ``metrics.json`` (indicator x score: r, p, rho,
+    n); None without either."""
+    csv_file = out_dir / "table2.csv"
+    if csv_file.is_file():
+        import pandas as pd
+
+        return pd.read_csv(csv_file)
+    cells = metrics.get(_TABLE2)
+    if not isinstance(cells, Mapping) or not cells:
+        return None
+    table: dict[str, list[Any]] = {
+        "indicator": [],
+        "score": [],
+        "r": [],
+        "p": [],
+        "rho": [],
+        "n": [],
+    }
+    for indicator, by_score in cells.items():
+        for score, cell in (by_score or {}).items():
+            table["indicator"].append(str(indicator))
+            table["score"].append(str(score))
+            for key in ("r", "p", "rho", "n"):
+                table[key].append((cell or {}).get(key))
+    return table
 
 
 def log_outputs_to_mlflow(
@@ -77,7 +121,8 @@ def log_outputs_to_mlflow(
     scores: str | Path | None = None,
     files: Iterable[str | Path] | None = None,
 ) -> str:
-    """Log every file under ``out_dir`` as artifacts, and ``metrics.json`` as metrics.
+    """Log every file under ``out_dir`` as artifacts, and ``metrics.json``'s summaries as
+    metrics (``paper/<key>``; Table 2 as the table ``paper_table2.json``).
 
     ``files`` (paths under ``out_dir``, e.g. from :func:`run_output_files`) logs only those: the
     outputs of this run, not another file that lives in the folder (a committed benchmark figure).
@@ -107,8 +152,15 @@ def log_outputs_to_mlflow(
             parent = experiment_parent_run(client, scores)
             run_id = parent.info.run_id if parent is not None else None
         if run_id is None:
+            from hope.tracking.store import EXPERIMENT_KIND_TAG, RUNS_VIEW_KIND, ensure_runs_view
+
             found = client.get_experiment_by_name(experiment)
-            experiment_id = found.experiment_id if found else client.create_experiment(experiment)
+            if found is not None:
+                ensure_runs_view(client, found)
+                experiment_id = found.experiment_id
+            else:
+                kind = {EXPERIMENT_KIND_TAG: RUNS_VIEW_KIND}
+                experiment_id = client.create_experiment(experiment, tags=kind)
             tags = {"hope.kind": "paper"}
             if scores is not None:
                 tags["hope.note"] = f"no MLflow run has the scores {scores} analysed here"
@@ -121,12 +173,15 @@ def log_outputs_to_mlflow(
                 _log_files(client, run_id, out_dir, files, artifact_path)
             metrics_file = out_dir / "metrics.json"
             if metrics_file.is_file():
-                values = flatten_metrics(json.loads(metrics_file.read_text(encoding="utf-8")))
+                summary = json.loads(metrics_file.read_text(encoding="utf-8"))
+                values = summary_metrics(summary)
                 now = int(time.time() * 1000)
-                client.log_batch(
-                    run_id,
-                    metrics=[Metric(_metric_key(k), v, now, 0) for k, v in sorted(values.items())],
-                )
+                client.log_batch(run_id, metrics=[Metric(k, v, now, 0) for k, v in values.items()])
+                table = table2_table(out_dir, summary)
+                if table is not None:
+                    from hope.tracking.store import log_table
+
+                    log_table(client, run_id, table, "paper_table2.json")
             if parent is not None and (out_dir / "pairs.csv").is_file():
                 log_chunker_outcomes(client, parent, out_dir / "pairs.csv")
         except BaseException:
@@ -198,8 +253,8 @@ def experiment_parent_run(client: Any, scores: str | Path) -> Any | None:
 
 def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str, str]:
     """BLEU and the RAGAS indicators of the analysed pairs, per chunker, on the parent's chunker
-    runs (their ``bleu``, ``<indicator>``, ``.<domain>`` and ``undefined.`` keys, which scoring
-    logged as NaN); returns chunker -> run id."""
+    runs (their ``bleu`` and ``<indicator>`` keys, which scoring logged as NaN); returns chunker
+    -> run id."""
     import pandas as pd
 
     from hope.tracking.layout import (
@@ -215,7 +270,6 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
     if "chunker" not in frame.columns:
         return {}
     scores = [c for c in ("bleu", *RAG_INDICATORS) if c in frame.columns]
-    domains = sorted(frame["domain"].astype(str).unique()) if "domain" in frame.columns else []
     children = find_runs_by_tag(client, parent.info.experiment_id, {PARENT_TAG: parent.info.run_id})
     logged: dict[str, str] = {}
     for child in children:
@@ -223,13 +277,7 @@ def log_chunker_outcomes(client: Any, parent: Any, pairs_csv: Path) -> dict[str,
         rows = frame[frame["chunker"].astype(str) == str(chunker)]
         if chunker is None or rows.empty:
             continue
-        records = rows.to_dict("records")
-        metrics = chunker_metrics(records, domains=domains, scores=scores)
-        ours = {
-            k: v
-            for k, v in metrics.items()
-            if any(k in (s, f"undefined.{s}") or k.startswith(f"{s}.") for s in scores)
-        }
-        log_batches(client, child.info.run_id, {}, ours, keep_nan=True)
+        metrics = chunker_metrics(rows.to_dict("records"), scores=scores)
+        log_batches(client, child.info.run_id, {}, {s: metrics[s] for s in scores}, keep_nan=True)
         logged[str(chunker)] = child.info.run_id
     return logged

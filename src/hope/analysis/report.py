@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Collection
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -21,7 +21,6 @@ from hope.analysis.figures import figure6, figure6_by_chunker, figure7, figure_b
 from hope.analysis.leaderboard import OVERALL, leaderboard
 from hope.analysis.pair_table import JoinReport, join_pairs
 from hope.analysis.paper import (
-    ASCII_LABELS,
     HOPE_METRICS,
     INDICATORS,
     PAPER_GAINS_PCT,
@@ -97,20 +96,15 @@ def _csv(df: pd.DataFrame) -> str:
 
 
 def headline_metrics(result: AnalysisResult) -> dict[str, Any]:
-    """The numbers ``dvc metrics show`` lists: population, Table 2, gains, ranges, leaderboard.
+    """The numbers ``dvc metrics show`` lists: population, significant Table 2 cells, gains,
+    ranges, leaderboard.
 
-    The paper's constants stay out (they are in table2.csv and figure7_gains.csv), so that
-    ``dvc metrics diff`` shows only what a rerun can change.
+    ``dvc metrics show`` prints one table with a column per key of every metrics file, so Table
+    2's cells (table2.csv) and the settings (the stage's params) stay out; the paper's constants
+    stay out too (they are in table2.csv and figure7_gains.csv), so that ``dvc metrics diff``
+    shows only what a rerun can change.
     """
     pairs = result.pairs
-    table2: dict[str, dict[str, Any]] = {}
-    for _, row in result.table2.iterrows():
-        table2.setdefault(row["indicator"], {})[ASCII_LABELS.get(row["col"], row["col"])] = {
-            "r": row["pearson_r"],
-            "p": row["pearson_p"],
-            "rho": row["spearman_rho"],
-            "n": int(row["n"]),
-        }
     significant = int((result.table2["pearson_p"] < SIGNIFICANCE_LEVEL).sum())
     overall = result.leaderboard[result.leaderboard["scope"] == OVERALL]
     board = {row["chunker"]: row["hope"] for _, row in overall.iterrows()}
@@ -120,7 +114,6 @@ def headline_metrics(result: AnalysisResult) -> dict[str, Any]:
         "documents": int(pairs["doc_id"].nunique()),
         "chunkers": int(pairs["chunker"].nunique()),
         "missing_pairs": {name: len(keys) for name, keys in result.join.missing.items()},
-        "table2": table2,
         "table2_significant_cells": significant,
         "figure7_gain_pct": {INDICATORS[y]: g["gain_pct"] for y, g in result.gains.items()},
         "range_fraction": {name: result.range_fractions[name] for name in HOPE_METRICS},
@@ -213,7 +206,4 @@ def build_outputs(
             }
         )
     result.metrics = headline_metrics(result)
-    result.metrics["settings"] = finite_or_none(
-        {k: v for k, v in asdict(config).items() if k != "allow_missing"}
-    )
     return result

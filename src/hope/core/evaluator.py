@@ -27,7 +27,7 @@ from hope.core.metrics.concept_unity import ConceptUnity
 from hope.core.metrics.eval_context import EvalContext
 from hope.core.metrics.information_preservation import InformationPreservation
 from hope.core.metrics.semantic_independence import SemanticIndependence
-from hope.core.model_interface import ChatModel, Embedder, Usage, usage_scope
+from hope.core.model_interface import ChatModel, Embedder, Usage, labelled_calls, usage_scope
 from hope.core.response_cache import ResponseCache
 from hope.core.result import METRICS, HopeResult, MetricCount
 from hope.core.seeding import derive_seed
@@ -169,12 +169,26 @@ class HopeEvaluator:
             index = equations.PassageIndex(await ctx.embed(passages))
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
             item = self._item
-            cu_task = asyncio.gather(*(item(cu.score_passage, i, passages[i]) for i in focus))
+            cu_name, si_name, ip_name = METRICS
+            cu_task = asyncio.gather(
+                *(
+                    labelled_calls(item(cu.score_passage, i, passages[i]), metric=cu_name)
+                    for i in focus
+                )
+            )
             si_task = asyncio.gather(
-                *(item(si.score_passage, i, passages, index, ids) for i in focus)
+                *(
+                    labelled_calls(item(si.score_passage, i, passages, index, ids), metric=si_name)
+                    for i in focus
+                )
             )
             ip_task = asyncio.gather(
-                *(item(ip.score_segment, document, s, passages, index, ids) for s in segments)
+                *(
+                    labelled_calls(
+                        item(ip.score_segment, document, s, passages, index, ids), metric=ip_name
+                    )
+                    for s in segments
+                )
             )
             cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
         finally:

@@ -7,7 +7,7 @@ holds test doubles). The types the metric and the clients exchange live here too
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -35,6 +35,19 @@ class Usage:
 
 # The usage of the evaluation running in this context (tasks inherit it), beside the client's total.
 usage_scope: ContextVar[Usage | None] = ContextVar("hope_usage_scope", default=None)
+
+# What the LLM calls made in this context are for (``chunker``, ``doc_id``, ``metric``), for a
+# client's call observers (traces); tasks inherit it. The metric never reads it.
+call_labels: ContextVar[Mapping[str, str] | None] = ContextVar("hope_call_labels", default=None)
+
+
+async def labelled_calls(awaitable: Awaitable[Any], **labels: Any) -> Any:
+    """Await ``awaitable`` with ``labels`` added to ``call_labels`` (in this task's context)."""
+    token = call_labels.set({**(call_labels.get() or {}), **{k: str(v) for k, v in labels.items()}})
+    try:
+        return await awaitable
+    finally:
+        call_labels.reset(token)
 
 
 class LLMCallError(RuntimeError):

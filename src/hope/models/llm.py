@@ -13,14 +13,20 @@ import logging
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
 import openai
 from pydantic import BaseModel, ValidationError
 
-from hope.core.model_interface import LLMCallError, StructuredResponse, Usage, usage_scope
+from hope.core.model_interface import (
+    LLMCallError,
+    StructuredResponse,
+    Usage,
+    call_labels,
+    usage_scope,
+)
 from hope.core.response_cache import ResponseCache, content_key
 from hope.core.seeding import derive_seed
 from hope.models.llm_settings import LLMSettings
@@ -59,6 +65,8 @@ class LLMCall:
     attempts: int
     started_ns: int
     error: str | None = None
+    # What the call was for (``hope.core.model_interface.call_labels``: chunker, doc_id, metric).
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 class _InvalidResponse(Exception):
@@ -264,6 +272,7 @@ class ChatLLM:
                     attempts=result.attempts if result is not None else 0,
                     started_ns=started_ns,
                     error=error,
+                    labels=dict(call_labels.get() or {}),
                 )
             )
         except Exception as exc:  # an observer's fault must not fail a score

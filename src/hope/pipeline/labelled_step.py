@@ -72,6 +72,22 @@ def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
     return metrics
 
 
+HEADLINE_TARGET = "budget_recall"
+HEADLINE_SCORES = ("hope", "bleu")
+
+
+def headline_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The stage's ``metrics.json`` for ``dvc metrics show`` (one table, a column per key of every
+    metrics file, so a few keys): the pooled τ of HOPE and BLEU with budget recall, and the LLM
+    usage. Every τ (each target, corpus and score) is in results.json and the MLflow run's
+    ``tau.json``."""
+    pooled = (metrics.get(f"tau_{HEADLINE_TARGET}") or {}).get("pooled") or {}
+    return {
+        f"tau_{HEADLINE_TARGET}": {s: pooled.get(s) for s in HEADLINE_SCORES},
+        "usage": dict(metrics.get("usage") or {}),
+    }
+
+
 def usage_by_chunker(report: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     """Each chunker's LLM usage (``llm`` of its HOPE runs, summed over corpora and profiles)."""
     usage: dict[str, dict[str, float]] = {}

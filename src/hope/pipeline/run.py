@@ -514,6 +514,7 @@ def track(
         failures_by_chunker=failures_per_chunker(summary),
         chunker_configs={c.name: c.config for c in chunkers},
         traces=traces,
+        wall_s=summary["timings_s"].get("total"),
     )
     run_id = log_run(record, settings, parent_run_id=parent_run_id)
     log.info("MLflow run %s at %s", run_id, settings.uri)

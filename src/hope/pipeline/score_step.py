@@ -25,6 +25,7 @@ from hope.core.io import (
     write_atomic,
     write_json_atomic,
 )
+from hope.core.model_interface import labelled_calls
 from hope.core.result import METRICS, HopeResult
 from hope.core.stage_records import check_documents, group_passages
 from hope.pipeline.config_schema import ScoreConfig, validate_score_config
@@ -78,8 +79,13 @@ async def score_pair_stream(
 
     async def one(pair: tuple[Mapping[str, Any], str, Sequence[Mapping[str, Any]]]) -> Any:
         document, chunker, records = pair
-        result = await evaluator.aevaluate(
-            document["text"], [r["text"] for r in records], [r["passage_id"] for r in records]
+        result = await labelled_calls(
+            evaluator.aevaluate(
+                document["text"], [r["text"] for r in records], [r["passage_id"] for r in records]
+            ),
+            chunker=chunker,
+            doc_id=document["doc_id"],
+            domain=document.get("domain", ""),
         )
         if on_result is not None:
             return on_result(document, chunker, result)

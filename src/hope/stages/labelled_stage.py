@@ -9,8 +9,8 @@ the labelled measures, per corpus and pooled (``hope.labelled.convergent``). Wri
 
 * ``results.json``: everything, per question and per item (no time, host or path);
 * ``chunkers.csv``: one row per (corpus, chunker), the data of the DVC plot;
-* ``metrics.json``: τ per labelled target, corpus (and ``pooled``) and score, for
-  ``dvc metrics show`` and ``dvc exp show``;
+* ``metrics.json``: the headline for ``dvc metrics show`` and ``dvc exp show``, the pooled τ of
+  HOPE and BLEU with budget recall and the LLM usage (every τ: results.json and the MLflow run);
 
 and logs an MLflow run beside the HOPE runs (params.yaml ``tracking:``), a child per chunker.
 Score columns: ``hope`` and the sub-metrics are the first profile's; another profile's carry its
@@ -24,7 +24,12 @@ import time
 from pathlib import Path
 
 from hope.core.io import csv_text, json_text, write_atomic
-from hope.pipeline.labelled_step import chunker_settings, run_labelled_stage, usage_by_chunker
+from hope.pipeline.labelled_step import (
+    chunker_settings,
+    headline_metrics,
+    run_labelled_stage,
+    usage_by_chunker,
+)
 from hope.pipeline.stage_params import stage_params
 
 
@@ -59,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out_dir
     write_atomic(out / "results.json", json_text(report))
     write_atomic(out / "chunkers.csv", csv_text(rows))
-    write_atomic(out / "metrics.json", json_text(metrics))
+    write_atomic(out / "metrics.json", json_text(headline_metrics(metrics)))
     from hope.tracking.labelled_run import record_labelled_stage
 
     wall_s = round(time.perf_counter() - started, 1)

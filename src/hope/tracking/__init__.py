@@ -4,17 +4,20 @@
 * ``secrets``: redaction of secret keys and secret environment values;
 * ``provenance``: git commit and DVC data hashes;
 * ``names``: safe metric/param names, flattened params, score aggregates;
-* ``store``: the MLflow client, batches, artifacts, retries on a locked store;
+* ``store``: the MLflow client, the experiment (an ML experiment: it opens on its runs), batches,
+  artifacts, retries on a locked store;
 * ``layout``: a parent run per experiment run (``get_or_create_parent_run``, by a key, for
-  whoever logs into the same one: shards, the analysis) and a child run per chunker with the same
-  metric keys in every child;
+  whoever logs into the same one: shards, the analysis) and a child run per chunker with the
+  headline keys of every chunker run (one separator, ``/``; per domain and document in tables);
 * ``datasets``: the prepared corpus and the chunk table as ``mlflow.data`` datasets (DVC md5s);
 * ``prompts``: the prompts in MLflow's prompt registry, linked to the runs that used them;
-* ``traces``: sampled LLM calls (``ChatLLM.on_call``) as MLflow traces;
+* ``traces``: sampled LLM calls (``ChatLLM.on_call``) as MLflow traces, tagged with the chunker,
+  document and sub-metric and linked to their chunker run;
 * ``record``: one experiment run (``RunRecord``) as a parent run and its chunker runs
   (``log_run``);
 * ``sweep``: a multirun as a run whose children are the jobs' parent runs;
-* ``stage``: the DVC ``hope`` stage's metrics.json and MLflow runs.
+* ``stage``: the DVC ``hope`` stage's metrics.json and MLflow runs;
+* ``labelled_run``, ``probe_run``: the labelled and probe stages' MLflow runs.
 """
 
 from hope.tracking.layout import get_or_create_parent_run

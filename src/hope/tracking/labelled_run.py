@@ -1,13 +1,14 @@
 """The DVC ``labelled`` stage's MLflow run, in the store and experiment of the HOPE runs.
 
-A parent run tagged ``hope.kind = labelled`` holds the benchmark's settings (params), the τ of
-every label-free score with every labelled target per corpus and pooled
-(``tau/<target>/<corpus>/<score>``), the score means per corpus (``domain/<corpus>/<score>``: the
-corpus plays the domain's part), LLM usage, the wall times and the stage's files. A child per
-chunker (``hope.kind = labelled_chunker``, named ``labelled/<chunker>``, apart from the HOPE runs'
-``chunker`` runs named ``hope/<chunker>``) has the labelled measures beside HOPE, BLEU and the
-baselines under the same keys in every child, and its LLM usage, so that selecting the children and
-pressing *Compare* puts the chunkers side by side, as for the HOPE runs. The run's key is the md5
+A parent run tagged ``hope.kind = labelled`` holds the benchmark's settings (params), the pooled τ
+of every label-free score with every labelled target (``tau/<target>/<score>``; per corpus: the
+table ``tau.json``), the headline scores' means (``corpus/<score>``; per corpus: the table
+``domains.json``, the corpus plays the domain's part), LLM usage, the wall times and the stage's
+files. A child per chunker (``hope.kind = labelled_chunker``, named ``labelled/<chunker>``, apart
+from the HOPE runs' ``chunker`` runs named ``hope/<chunker>``) has the headline keys of every
+chunker run (``budget_recall`` among them) and the labelled measures and baselines, and its LLM
+usage, so that selecting the children and pressing *Compare* puts the chunkers side by side, as
+for the HOPE runs. The run's key is the md5
 of results.json: rerunning the stage on the same inputs logs into the same run.
 """
 
@@ -28,17 +29,34 @@ from hope.tracking.stage import stage_settings
 NOT_SCORES = ("doc_id", "domain", "chunker")
 
 
+POOLED = "pooled"
+TAU_TABLE = "tau.json"
+
+
 def flat_tau(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """metrics.json's ``tau_<target>.<corpus>.<score>`` as ``tau/<target>/<corpus>/<score>``."""
+    """metrics.json's pooled ``tau_<target>.pooled.<score>`` as ``tau/<target>/<score>`` (per
+    corpus: ``tau_table``)."""
     flat = {}
+    for key, block in metrics.items():
+        if not key.startswith("tau_"):
+            continue
+        for score, tau in (block.get(POOLED) or {}).items():
+            if tau is not None:
+                flat[f"tau/{key[4:]}/{name_part(score)}"] = float(tau)
+    return flat
+
+
+def tau_table(metrics: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """Every τ (target, corpus or ``pooled``, score) as an MLflow table's columns."""
+    table: dict[str, list[Any]] = {"target": [], "corpus": [], "score": [], "tau": []}
     for key, block in metrics.items():
         if not key.startswith("tau_"):
             continue
         for corpus, scores in block.items():
             for score, tau in scores.items():
-                if tau is not None:
-                    flat[f"tau/{key[4:]}/{name_part(corpus)}/{name_part(score)}"] = float(tau)
-    return flat
+                for column, value in zip(table, (key[4:], corpus, score, tau), strict=True):
+                    table[column].append(value)
+    return table
 
 
 def labelled_record(
@@ -85,6 +103,8 @@ def labelled_record(
         extra_metrics=flat_tau(metrics),
         child_kind=LABELLED_CHILD_KIND,
         chunker_configs=dict(chunker_configs or {}),
+        tables={TAU_TABLE: tau_table(metrics)},
+        wall_s=timings.get("labelled"),
     )
 
 

@@ -1,16 +1,21 @@
 """The run layout a researcher compares in: a parent run per experiment run, a child per chunker.
 
 * The **parent run** stands for one experiment run (a DVC ``hope`` stage run, a ``hope-run`` job,
-  a set of shards): config, seeds, commit, DVC hashes, the objective, corpus-level aggregates and
-  the stage's files. ``get_or_create_parent_run`` finds it by its key (tag ``hope.run_key``) or
-  creates it, so that several processes (shards, the analysis stage) can log into the same one.
-* One **child run per chunker** (tag ``hope.kind = chunker``, named ``hope/<chunker>``; the
-  labelled benchmark's are ``labelled_chunker`` and ``labelled/<chunker>``) holds the *same metric
-  keys* in every child (``CHILD_SCORES``, the usage counts, failures, ``<score>.<domain>`` for
-  every domain of the experiment run): a value that was not measured or is undefined for that
-  chunker is logged as NaN, so that selecting the children in the MLflow UI and pressing *Compare*
-  puts chunkers side by side. Per-document rows are an MLflow table (``documents.json``), the
-  per-passage evidence an artifact, the prepared corpus and the chunk table its dataset inputs.
+  a set of shards): config, seeds, commit, DVC hashes, the objective, summaries (the corpus-level
+  means of the headline scores, ``corpus/<score>``), comparisons (the table ``chunkers.json``: a
+  row per chunker) and the stage's files. ``get_or_create_parent_run`` finds it by its key (tag
+  ``hope.run_key``) or creates it, so that several processes (shards, the analysis stage) can log
+  into the same one.
+* One **child run per chunker** (tag ``hope.kind``: ``chunker``, named ``hope/<chunker>``; the
+  labelled benchmark's ``labelled_chunker``, ``labelled/<chunker>``; the probe's
+  ``probe_chunker``, ``probe/<chunker>``) holds the *headline keys* (``HEADLINE_SCORES``: HOPE, its
+  sub-metrics, BLEU, the RAGAS indicators, labelled budget recall) in every chunker run of every
+  kind, its kind's other scores, ``n_documents``, ``usage/<count>`` and ``failures/<sub-metric>``:
+  a value that was not measured or is undefined for that chunker is logged as NaN, so that
+  selecting chunker runs in the MLflow UI and pressing *Compare* puts them side by side. Metric
+  names have one separator, ``/``, and nothing per domain or per document: those are MLflow tables
+  (``domains.json``, ``documents.json``), the per-passage evidence an artifact, the prepared corpus
+  and the chunk table its dataset inputs.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ KIND_TAG = "hope.kind"
 # ``labelled/<chunker>`` so that two runs of one chunker tell apart in Compare.
 CHILD_KIND = "chunker"
 LABELLED_CHILD_KIND = "labelled_chunker"
-CHUNKER_KINDS = (CHILD_KIND, LABELLED_CHILD_KIND)
-CHILD_PREFIX = {CHILD_KIND: "hope", LABELLED_CHILD_KIND: "labelled"}
+PROBE_CHILD_KIND = "probe_chunker"
+CHUNKER_KINDS = (CHILD_KIND, LABELLED_CHILD_KIND, PROBE_CHILD_KIND)
+CHILD_PREFIX = {CHILD_KIND: "hope", LABELLED_CHILD_KIND: "labelled", PROBE_CHILD_KIND: "probe"}
 # The RAGAS indicators (hope.analysis.paper.INDICATORS, not imported: that package loads plotting).
 RAG_INDICATORS = (
     "answer_correctness",
@@ -43,13 +49,20 @@ RAG_INDICATORS = (
     "context_recall",
     "response_relevancy",
 )
-# Scores every chunker child has, in this order: HOPE, its sub-metrics, BLEU, the RAGAS indicators.
-CHILD_SCORES = ("hope", *METRICS, "bleu", *RAG_INDICATORS)
+# The headline keys every chunker run of every kind has, in this order: HOPE, its sub-metrics,
+# BLEU, the RAGAS indicators and the labelled benchmark's recall at a character budget.
+HEADLINE_SCORES = ("hope", *METRICS, "bleu", *RAG_INDICATORS, "budget_recall")
+# The scores a HOPE chunker run has: the headline ones.
+CHILD_SCORES = HEADLINE_SCORES
 # LLM usage counts every chunker child has. A HOPE child has its evaluations' calls (sent, cached
 # or shared with another chunker's identical request: which one sends is a race, so the evidence
 # keeps no per-pair requests or tokens); the labelled slice's children have requests and tokens.
 CHILD_USAGE = ("calls", "requests", "prompt_tokens", "completion_tokens", "cache_hits")
 TABLE_FILE = "documents.json"
+DOMAIN_TABLE = "domains.json"
+CHUNKER_TABLE = "chunkers.json"
+# The one separator of metric names (MLflow's chart view groups keys by what precedes it).
+SEPARATOR = "/"
 
 
 def new_run_key() -> str:
@@ -76,6 +89,7 @@ def get_or_create_parent_run(
     run_name: str,
     tags: Mapping[str, str] | None = None,
     parent_run_id: str | None = None,
+    start_time: int | None = None,
 ) -> tuple[str, bool]:
     """``(run id, created)`` of the parent run of the experiment run ``run_key``.
 
@@ -100,7 +114,9 @@ def get_or_create_parent_run(
     all_tags = {**(tags or {}), **key_tag}
     if parent_run_id:
         all_tags[PARENT_TAG] = parent_run_id
-    run = with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name))
+    run = with_retry(
+        lambda: client.create_run(exp_id, tags=all_tags, run_name=run_name, start_time=start_time)
+    )
     run_id = run.info.run_id
     racing = parents()
     if racing and racing[0].info.run_id != run_id:
@@ -126,49 +142,86 @@ def get_or_create_child_run(
     chunker: str,
     tags: Mapping[str, str],
     kind: str = CHILD_KIND,
+    start_time: int | None = None,
 ) -> str:
-    """The chunker's child run under ``parent_run_id`` (created if it has none yet), of ``kind``
-    (``chunker`` or ``labelled_chunker``) and named ``chunker_run_name(chunker, kind)``."""
+    """The chunker's child run under ``parent_run_id`` (created if it has none yet, starting at
+    ``start_time``), of ``kind`` (``chunker``, ``labelled_chunker`` or ``probe_chunker``) and
+    named ``chunker_run_name(chunker, kind)``."""
     found = find_runs_by_tag(client, exp_id, {PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker})
     if found:
         return found[0].info.run_id
     all_tags = {**tags, PARENT_TAG: parent_run_id, CHUNKER_TAG: chunker, KIND_TAG: kind}
     name = chunker_run_name(chunker, kind)
-    return with_retry(lambda: client.create_run(exp_id, tags=all_tags, run_name=name)).info.run_id
+    return with_retry(
+        lambda: client.create_run(exp_id, tags=all_tags, run_name=name, start_time=start_time)
+    ).info.run_id
+
+
+def child_scores(scores: Sequence[str]) -> list[str]:
+    """The headline scores, then ``scores``' others (a kind's own: the labelled measures ...)."""
+    return [*HEADLINE_SCORES, *(s for s in scores if s not in HEADLINE_SCORES)]
 
 
 def chunker_metrics(
     rows: Sequence[Mapping[str, Any]],
     *,
-    domains: Iterable[str],
     usage: Mapping[str, Any] | None = None,
     failures: Mapping[str, int] | None = None,
     scores: Sequence[str] = CHILD_SCORES,
 ) -> dict[str, float]:
-    """One chunker's metrics under the keys every child shares.
+    """One chunker's metrics under the keys every chunker run shares.
 
-    ``<score>``: the mean over its (document) rows where defined, NaN where none is (or the score
-    was not computed in this run, e.g. RAGAS before its stage ran); ``<score>.<domain>`` the same
-    per domain; ``undefined.<score>``: rows without a value; ``n_documents``; the LLM usage counts
-    (``requests``, tokens, ``cache_hits``), ``failures`` (failed items) and ``failures.<metric>``.
+    ``<score>`` for the headline scores and the others of ``scores``: the mean over its (document)
+    rows where defined, NaN where none is (or the score was not computed in this run, e.g. RAGAS
+    before its stage ran); ``n_documents``; the LLM usage counts (``usage/requests``, tokens,
+    ``usage/cache_hits``), ``failures/total`` (failed items) and ``failures/<sub-metric>``. Per
+    domain and per document: ``domain_table`` and ``table_columns``, not metric keys.
     """
     metrics: dict[str, float] = {"n_documents": float(len(rows))}
-    domains = sorted({name_part(d) for d in domains})
-    for score in scores:
-        metrics[score] = finite_mean((r.get(score) for r in rows), math.nan)
-        metrics[f"undefined.{score}"] = float(sum(1 for r in rows if not is_finite(r.get(score))))
-        for domain in domains:
-            subset = [r for r in rows if name_part(r.get("domain")) == domain]
-            metrics[f"{score}.{domain}"] = finite_mean((r.get(score) for r in subset), math.nan)
+    for score in child_scores(scores):
+        metrics[name_part(score)] = finite_mean((r.get(score) for r in rows), math.nan)
     usage = usage or {}
     for key in CHILD_USAGE:
         value = usage.get(key)
-        metrics[key] = float(value) if is_finite(value) else math.nan
+        metrics[f"usage/{key}"] = float(value) if is_finite(value) else math.nan
     failures = failures or {}
-    metrics["failures"] = float(sum(failures.values()))
+    metrics["failures/total"] = float(sum(failures.values()))
     for metric in METRICS:
-        metrics[f"failures.{metric}"] = float(failures.get(metric, 0))
+        metrics[f"failures/{metric}"] = float(failures.get(metric, 0))
     return metrics
+
+
+def domain_table(
+    rows: Sequence[Mapping[str, Any]], scores: Sequence[str], *, count: str = "n_documents"
+) -> dict[str, list[Any]]:
+    """Per domain, then ``all``: the rows' count, each score's mean where defined (None where
+    none is) and its undefined rows (``undefined_<score>``), as an MLflow table's columns."""
+    groups = [(d, [r for r in rows if str(r.get("domain")) == d]) for d in _domains(rows)]
+    groups.append(("all", list(rows)))
+    table: dict[str, list[Any]] = {"domain": [d for d, _ in groups]}
+    table[count] = [len(subset) for _, subset in groups]
+    for score in scores:
+        table[score] = [finite_mean(r.get(score) for r in subset) for _, subset in groups]
+    for score in scores:
+        table[f"undefined_{score}"] = [
+            sum(1 for r in subset if not is_finite(r.get(score))) for _, subset in groups
+        ]
+    return table
+
+
+def chunker_table(rows: Sequence[Mapping[str, Any]], scores: Sequence[str]) -> dict[str, list[Any]]:
+    """A row per chunker with its documents and each score's mean (None where undefined): the
+    parent's comparison of its chunker runs."""
+    chunkers = sorted({str(r["chunker"]) for r in rows})
+    groups = [[r for r in rows if str(r["chunker"]) == c] for c in chunkers]
+    table: dict[str, list[Any]] = {"chunker": chunkers, "n_documents": [len(g) for g in groups]}
+    for score in scores:
+        table[score] = [finite_mean(r.get(score) for r in group) for group in groups]
+    return table
+
+
+def _domains(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    return sorted({str(r.get("domain")) for r in rows})
 
 
 def table_columns(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:

@@ -2,10 +2,12 @@
 
 A parent run tagged ``hope.kind = probe`` holds the probe's settings (params), the number of
 questions and of significantly different chunker pairs, the wall times and the stage's files. A
-child per chunker has the probe's measures per domain averaged (``recall``, ``precision``,
-``iou`` at k, ``budget_recall`` at the middle budget: the keys of the labelled runs' children,
-and ``budget_recall_<chars>`` at every budget), so that *Compare* puts chunkers side by side as
-for the HOPE and labelled runs. The run's key is the md5 of results.json: rerunning the stage on
+child per chunker (``hope.kind = probe_chunker``, named ``probe/<chunker>``, apart from the HOPE
+and labelled chunker runs) has the headline keys of every chunker run and the probe's measures per
+domain averaged (``recall``, ``precision``, ``iou`` at k, ``budget_recall`` at the middle budget:
+the keys of the labelled runs' children, and ``budget_recall_<chars>`` at every budget; per domain:
+the table ``domains.json``), so that *Compare* puts chunkers side by side as for the HOPE and
+labelled runs. The run's key is the md5 of results.json: rerunning the stage on
 the same inputs logs into the same run.
 """
 
@@ -15,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hope.tracking.layout import PROBE_CHILD_KIND
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
 from hope.tracking.stage import stage_settings
@@ -67,6 +70,8 @@ def probe_record(
             "probe/questions": float(metrics.get("questions") or 0),
             "probe/significant_pairs": float(metrics.get("significant_pairs") or 0),
         },
+        child_kind=PROBE_CHILD_KIND,
+        wall_s=timings.get("probe"),
     )
 
 

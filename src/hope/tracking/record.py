@@ -6,19 +6,24 @@ The layout (``hope.tracking.layout``): a **parent run** for the experiment run, 
   (``seed.*``), every prompt's identity (``prompt.<name>`` = ``name@vN#texthash``), the DVC data
   hashes (``dvc.<path>``) and the objective's name;
 * tags: the git commit (``mlflow.source.git.commit``), whether the tree was dirty, the run key;
-* metrics: each score column at corpus level (``corpus/<score>``) and per domain
-  (``domain/<domain>/<score>``), LLM usage (``usage/*``), failed items per sub-metric
-  (``failures/*``), wall times (``time/*``) and ``objective``;
+* metrics, summaries and comparisons only, none of them a chunker run's key: the headline scores
+  at corpus level (``corpus/<score>``), ``corpus/n_pairs`` and ``corpus/chunkers``, LLM usage
+  (``corpus/usage/*``), failed items per sub-metric (``corpus/failures/*``), wall times
+  (``time/*``), ``objective`` and the record's own (``extra_metrics``);
+* tables: ``domains.json`` (every score per domain), ``chunkers.json`` (every score per chunker)
+  and the record's own (``tables``);
 * artifacts: ``config.yaml`` (redacted), ``prompts/<name>.yaml`` (text and version),
   ``provenance.json`` and the files the caller passes (scores.csv, summary.json, ...);
-* the sampled LLM calls as traces (``hope.tracking.traces``);
+* the sampled LLM calls as traces (``hope.tracking.traces``), linked to the chunker run whose
+  evaluation made them;
 
-and a **child run per chunker** with the same metric keys in every child
-(``layout.chunker_metrics``: ``hope``, the sub-metrics, ``bleu``, the RAGAS indicators, usage,
-failures, ``<score>.<domain>``), the per-document rows as the table ``documents.json``, the
-chunker's per-passage evidence (``evidence.jsonl``, unless ``log_evidence`` is off) and the
-prepared corpus and chunk table as dataset inputs. Every prompt is registered in MLflow's prompt
-registry, and the parent and the children link the versions they used.
+and a **child run per chunker** with the headline keys of every chunker run
+(``layout.chunker_metrics``: ``hope``, the sub-metrics, ``bleu``, the RAGAS indicators,
+``budget_recall``; usage, failures), the per-domain and per-document rows as the tables
+``domains.json`` and ``documents.json``, the chunker's per-passage evidence (``evidence.jsonl``,
+unless ``log_evidence`` is off) and the prepared corpus and chunk table as dataset inputs. Every
+prompt is registered in MLflow's prompt registry, and the parent and the children link the
+versions they used. A run's start and end span the work it records (``wall_s``).
 """
 
 from __future__ import annotations
@@ -36,20 +41,33 @@ from hope.tracking.datasets import DataFile, log_datasets
 from hope.tracking.layout import (
     CHILD_KIND,
     CHILD_SCORES,
+    CHUNKER_TABLE,
+    DOMAIN_TABLE,
+    HEADLINE_SCORES,
     KIND_TAG,
     PARENT_TAG,
     TABLE_FILE,
+    child_scores,
     chunker_metrics,
+    chunker_table,
+    domain_table,
     get_or_create_child_run,
     get_or_create_parent_run,
     new_run_key,
     table_columns,
 )
-from hope.tracking.names import MAX_PARAM_CHARS, aggregate_metrics, flatten, is_finite, name_part
+from hope.tracking.names import MAX_PARAM_CHARS, finite_mean, flatten, is_finite, name_part
 from hope.tracking.prompt_registry import register_and_link
 from hope.tracking.provenance import dvc_hashes, git_commit, source_tags
 from hope.tracking.secrets import redact, scrub, secret_values
-from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.store import (
+    client_for,
+    experiment_id,
+    log_batches,
+    log_file,
+    log_table,
+    with_retry,
+)
 from hope.tracking.traces import log_traces
 from hope.tracking.tracking_settings import TrackingSettings
 
@@ -98,6 +116,11 @@ class RunRecord:
     # The chunker runs' kind (hope.kind): a HOPE run's ``chunker``, the labelled benchmark's
     # ``labelled_chunker``; it also names them (hope/<chunker>, labelled/<chunker>).
     child_kind: str = CHILD_KIND
+    # MLflow tables of the parent beyond domains.json and chunkers.json: file -> column -> values.
+    tables: Mapping[str, Mapping[str, Sequence[Any]]] = field(default_factory=dict)
+    # The seconds the recorded work took: the runs start that long before they are logged, so
+    # that their duration is the work's, not the logging's. None: the logging's.
+    wall_s: float | None = None
 
 
 def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mapping[str, str]):
@@ -113,15 +136,22 @@ def run_params(record: RunRecord, redacted_config: Mapping[str, Any], dvc: Mappi
 
 
 def run_metrics(record: RunRecord) -> dict[str, float]:
-    """The parent run's metrics: corpus and domain level (per chunker: the children)."""
-    metrics = aggregate_metrics(
-        record.rows, record.score_columns, per_pair=False, per_chunker=False
-    )
+    """The parent run's metrics: summaries (the headline scores at corpus level) and comparisons;
+    per domain and per chunker are its tables and its chunker runs."""
+    metrics = {
+        "corpus/n_pairs": float(len(record.rows)),
+        "corpus/chunkers": float(len({str(r["chunker"]) for r in record.rows})),
+    }
+    for score in record.score_columns:
+        if score in HEADLINE_SCORES:
+            mean = finite_mean(r.get(score) for r in record.rows)
+            if mean is not None:
+                metrics[f"corpus/{score}"] = mean
     for key, value in record.usage.items():
         if is_finite(value):
-            metrics[f"usage/{name_part(key)}"] = float(value)
+            metrics[f"corpus/usage/{name_part(key)}"] = float(value)
     for metric, count in record.failures.items():
-        metrics[f"failures/{name_part(metric)}"] = float(count)
+        metrics[f"corpus/failures/{name_part(metric)}"] = float(count)
     for stage, seconds in record.timings.items():
         metrics[f"time/{name_part(stage)}_s"] = float(seconds)
     if is_finite(record.objective):
@@ -147,12 +177,14 @@ def log_run(
     tags = {k: scrub(str(v), secrets) for k, v in record.tags.items()}
     source = source_name(record)
     tags.update(source_tags(commit, dirty, source))
+    started_ms = start_time_ms(record.wall_s)
     run_id, created = get_or_create_parent_run(
         settings,
         record.run_key or new_run_key(),
         run_name=settings.run_name or record.run_name or "hope",
         tags=tags,
         parent_run_id=parent_run_id,
+        start_time=started_ms,
     )
     try:
         params = run_params(record, config, dvc)
@@ -185,18 +217,48 @@ def log_run(
         client.log_text(run_id, scrub(json.dumps(provenance, indent=2), secrets), "provenance.json")
         for artifact_path, local in record.artifacts.items():
             log_file(client, run_id, artifact_path, Path(local), secrets)
+        for name, table in parent_tables(record).items():
+            log_table(client, run_id, table, name)
         children = log_children(
-            client, exp_id, run_id, record, settings, secrets, source_tags(commit, dirty, source)
+            client,
+            exp_id,
+            run_id,
+            record,
+            settings,
+            secrets,
+            source_tags(commit, dirty, source),
+            start_time=started_ms,
         )
         if record.prompts:
             register_and_link(client, record.prompts, [run_id, *children.values()], exp_id)
         if record.traces:
-            log_traces(client, settings.uri, exp_id, run_id, record.traces)
+            log_traces(client, settings.uri, exp_id, run_id, record.traces, chunker_runs=children)
     except BaseException:
         with_retry(lambda: client.set_terminated(run_id, "FAILED"))
         raise
     with_retry(lambda: client.set_terminated(run_id, "FINISHED"))
     return run_id
+
+
+def start_time_ms(wall_s: float | None) -> int | None:
+    """A run's start, in ms since the epoch, for work of ``wall_s`` seconds that ends now."""
+    import time
+
+    if wall_s is None or not is_finite(wall_s):
+        return None
+    return int((time.time() - max(float(wall_s), 0.0)) * 1000)
+
+
+def parent_tables(record: RunRecord) -> dict[str, Mapping[str, Sequence[Any]]]:
+    """The parent's tables: every score per domain, every score per chunker, the record's own."""
+    if not record.rows:
+        return dict(record.tables)
+    scores = list(record.score_columns)
+    return {
+        DOMAIN_TABLE: domain_table(record.rows, scores, count="n_pairs"),
+        CHUNKER_TABLE: chunker_table(record.rows, scores),
+        **record.tables,
+    }
 
 
 def source_name(record: RunRecord) -> str:
@@ -218,11 +280,14 @@ def log_children(
     settings: TrackingSettings,
     secrets: Sequence[str],
     source: Mapping[str, str] | None = None,
+    *,
+    start_time: int | None = None,
 ) -> dict[str, str]:
     """One finished child run per chunker of ``record``; returns chunker -> run id. ``source``:
-    the parent's source and commit tags, which the children carry too."""
+    the parent's source and commit tags, which the children carry too; ``start_time``: the
+    parent's (the chunkers were scored together, in the parent's work)."""
     chunkers = sorted({str(r["chunker"]) for r in record.rows})
-    domains = sorted({str(r["domain"]) for r in record.rows})
+    scores = child_scores(record.child_scores)
     evidence = {k: Path(v) for k, v in record.evidence_artifacts.items() if Path(v).is_file()}
     with tempfile.TemporaryDirectory(prefix="hope-children-") as tmp:
         split, usage = split_evidence(evidence, Path(tmp), chunkers)
@@ -232,7 +297,13 @@ def log_children(
         for chunker in chunkers:
             rows = [r for r in record.rows if str(r["chunker"]) == chunker]
             child = get_or_create_child_run(
-                client, exp_id, parent_id, chunker, base_tags, record.child_kind
+                client,
+                exp_id,
+                parent_id,
+                chunker,
+                base_tags,
+                record.child_kind,
+                start_time=start_time,
             )
             children[chunker] = child
             try:
@@ -245,18 +316,18 @@ def log_children(
                     {k: v for k, v in params.items() if k not in known},
                     chunker_metrics(
                         rows,
-                        domains=domains,
                         usage=usage.get(chunker) or record.usage_by_chunker.get(chunker),
                         failures=record.failures_by_chunker.get(chunker),
                         scores=record.child_scores,
                     ),
                     keep_nan=True,
                 )
+                if rows:
+                    domains = domain_table(rows, [s for s in scores if any(s in r for r in rows)])
+                    log_table(client, child, domains, DOMAIN_TABLE)
                 if settings.log_pair_metrics and rows:
                     table = table_columns(rows)
-                    with_retry(
-                        lambda child=child, table=table: client.log_table(child, table, TABLE_FILE)
-                    )
+                    log_table(client, child, table, TABLE_FILE)
                 if settings.log_evidence:
                     for artifact_path in evidence:
                         local = split[(artifact_path, chunker)]

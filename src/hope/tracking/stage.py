@@ -3,10 +3,9 @@
 ``record_score_stage`` reads the outputs the stage has just written (scores.csv, summary.json,
 evidence.jsonl) and
 
-* writes ``metrics.json`` beside them, for ``dvc metrics`` and ``dvc exp show``: the scores at
-  corpus, domain and (with several chunkers) chunker level, LLM usage, failed items per
-  sub-metric and wall time, under the names the MLflow parent run uses (``corpus/hope`` there
-  is ``corpus.hope`` here);
+* writes ``metrics.json`` beside them, for ``dvc metrics`` and ``dvc exp show``: the headline
+  (``headline_metrics``: HOPE and its sub-metrics over every pair, the pairs, LLM requests and
+  cache hits, failed items); per domain and chunker they are in scores.csv and the MLflow runs;
 * logs them as MLflow runs, as ``hope-run`` logs a job (a parent run and a child run per
   chunker, ``hope.tracking.record``), when params.yaml's ``tracking:`` section is enabled. The
   parent's key is the md5 of the scores.csv written (``hope.scores_md5``): the analysis of those
@@ -31,7 +30,7 @@ import yaml
 
 from hope.core.result import METRICS
 from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
-from hope.tracking.names import aggregate_metrics, finite_mean, is_finite, name_part
+from hope.tracking.names import finite_mean, is_finite
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
 from hope.tracking.tracking_settings import TrackingSettings
@@ -77,31 +76,21 @@ def scores_key(scores_csv: Path) -> tuple[str, str]:
     return f"scores:{md5}", md5
 
 
-def flat_stage_metrics(
-    rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], wall_s: float
-) -> dict[str, float]:
-    """Metric name -> value, as the MLflow run has them (no per-pair values: they are in
-    scores.csv, and a column per pair would swamp ``dvc exp show``)."""
-    metrics = aggregate_metrics(rows, SCORE_COLUMNS, per_pair=False)
-    for key, value in (summary.get("usage") or {}).items():
-        if is_finite(value):
-            metrics[f"usage/{name_part(key)}"] = float(value)
-    for metric, count in failures_per_metric(summary).items():
-        metrics[f"failures/{name_part(metric)}"] = float(count)
-    metrics["time/score_s"] = round(float(wall_s), 1)
+def headline_metrics(
+    rows: Sequence[Mapping[str, Any]], summary: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The stage's ``metrics.json`` for ``dvc metrics show`` (one table, a column per key of every
+    metrics file, so a few keys): HOPE and its sub-metrics over every pair where defined (None
+    where none is), the pairs, the LLM requests and cache hits, the failed items. Per domain,
+    chunker and pair: scores.csv, summary.json and the MLflow runs."""
+    metrics: dict[str, Any] = {
+        score: finite_mean(r.get(score) for r in rows) for score in SCORE_COLUMNS
+    }
+    metrics["pairs"] = len(rows)
+    usage = summary.get("usage") or {}
+    metrics["usage"] = {k: usage[k] for k in ("requests", "cache_hits") if is_finite(usage.get(k))}
+    metrics["failures"] = sum(failures_per_metric(summary).values())
     return metrics
-
-
-def nest(flat: Mapping[str, float]) -> dict[str, Any]:
-    """``{"a/b": 1}`` -> ``{"a": {"b": 1}}``: DVC flattens nested JSON with dots."""
-    tree: dict[str, Any] = {}
-    for key, value in flat.items():
-        *parents, leaf = key.split("/")
-        node = tree
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return tree
 
 
 def stage_record(
@@ -170,6 +159,7 @@ def stage_record(
         failures_by_chunker=failures_per_chunker(summary),
         traces=traces,
         chunker_configs=dict(chunker_configs or {}),
+        wall_s=wall_s,
     )
 
 
@@ -220,7 +210,7 @@ def record_score_stage(
     chunker's settings as params. ``traces``: the sampled LLM calls (``stage_trace_recorder``).
     Returns the parent run's id, or None when params.yaml has no enabled ``tracking:`` section.
     """
-    from hope.core.io import RUN_DEPENDENT_KEYS, write_json_atomic
+    from hope.core.io import write_json_atomic
 
     out = Path(out_dir)
     repo = Path.cwd() if repo is None else repo
@@ -229,13 +219,7 @@ def record_score_stage(
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     # metrics.json is a DVC output: the wall time and latencies stay in the log and the MLflow
     # run, so the same inputs give the same bytes (hope.core.io.RUN_DEPENDENT_KEYS).
-    flat = flat_stage_metrics(rows, summary, wall_s)
-    portable = {
-        key: value
-        for key, value in flat.items()
-        if not key.startswith("time/") and key.rsplit("/", 1)[-1] not in RUN_DEPENDENT_KEYS
-    }
-    write_json_atomic(out / METRICS_FILE, nest(portable))
+    write_json_atomic(out / METRICS_FILE, headline_metrics(rows, summary))
 
     settings = stage_settings(params_path, repo)
     if not settings.enabled:

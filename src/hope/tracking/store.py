@@ -14,6 +14,11 @@ from hope.tracking.names import is_finite
 from hope.tracking.secrets import scrub
 from hope.tracking.tracking_settings import TrackingSettings
 
+# MLflow 3's UI opens an experiment on the page its kind names (mlflow/server/js: the experiment
+# tag ``mlflow.experimentKind``): ``genai_development`` (inferred for an experiment with traces)
+# on the GenAI traces overview, ``custom_model_development`` ("Machine learning") on its runs.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+RUNS_VIEW_KIND = "custom_model_development"
 _PARAMS_PER_BATCH = 100
 _METRICS_PER_BATCH = 1000
 T = TypeVar("T")
@@ -37,22 +42,41 @@ def with_retry(operation: Callable[[], T], attempts: int = 8) -> T:
 
 
 def experiment_id(client: Any, settings: TrackingSettings) -> str:
+    """The id of the tracking experiment, created (as an ML experiment, which opens on its runs)
+    when missing; an existing one without a kind gets that kind."""
     from mlflow.exceptions import MlflowException
 
     existing = client.get_experiment_by_name(settings.experiment_name)
     if existing is not None:
+        ensure_runs_view(client, existing)
         return existing.experiment_id
     location = None
     if settings.artifact_root:
         location = Path(settings.artifact_root).resolve().as_uri()
     try:
-        return client.create_experiment(settings.experiment_name, artifact_location=location)
+        return client.create_experiment(
+            settings.experiment_name,
+            artifact_location=location,
+            tags={EXPERIMENT_KIND_TAG: RUNS_VIEW_KIND},
+        )
     except MlflowException:
         # A parallel job created it between the lookup and the create.
         again = client.get_experiment_by_name(settings.experiment_name)
         if again is None:
             raise
+        ensure_runs_view(client, again)
         return again.experiment_id
+
+
+def ensure_runs_view(client: Any, experiment: Any) -> None:
+    """Tag ``experiment`` as an ML experiment (its page opens on the runs) unless it has a kind:
+    a kind someone chose in the UI stays."""
+    if EXPERIMENT_KIND_TAG not in (getattr(experiment, "tags", None) or {}):
+        with_retry(
+            lambda: client.set_experiment_tag(
+                experiment.experiment_id, EXPERIMENT_KIND_TAG, RUNS_VIEW_KIND
+            )
+        )
 
 
 def log_batches(
@@ -77,6 +101,27 @@ def log_batches(
     for i in range(0, len(values), _METRICS_PER_BATCH):
         batch = [Metric(k, float(v), now, 0) for k, v in values[i : i + _METRICS_PER_BATCH]]
         with_retry(lambda batch=batch: client.log_batch(run_id, metrics=batch))
+
+
+def log_table(client: Any, run_id: str, data: Any, artifact_file: str) -> None:
+    """``data`` (column -> values, or a DataFrame) as the MLflow table ``artifact_file`` of the
+    run, replacing a table of that name: ``MlflowClient.log_table`` appends to an existing one,
+    so that logging into the same run again (a rerun of a stage on the same inputs) would list
+    every row twice."""
+    import pandas as pd
+
+    directory, _, name = artifact_file.rpartition("/")
+    listed = with_retry(lambda: client.list_artifacts(run_id, directory or None))
+    if artifact_file not in {item.path for item in listed}:
+        with_retry(lambda: client.log_table(run_id, data, artifact_file))
+        return
+    frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+    with tempfile.TemporaryDirectory(prefix="hope-table-") as tmp:
+        target = Path(tmp) / name
+        frame.to_json(target, orient="split", index=False, date_format="iso")
+        with_retry(
+            lambda: client.log_artifact(run_id, str(target), artifact_path=directory or None)
+        )
 
 
 def log_file(

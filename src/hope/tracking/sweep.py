@@ -11,7 +11,14 @@ from hope.tracking.names import finite_mean, flatten, name_part
 from hope.tracking.provenance import git_commit, source_tags
 from hope.tracking.record import PARENT_TAG
 from hope.tracking.secrets import redact, secret_values
-from hope.tracking.store import client_for, experiment_id, log_batches, log_file, with_retry
+from hope.tracking.store import (
+    client_for,
+    experiment_id,
+    log_batches,
+    log_file,
+    log_table,
+    with_retry,
+)
 from hope.tracking.tracking_settings import TrackingSettings
 
 
@@ -65,25 +72,28 @@ def finish_parent_run(settings: TrackingSettings, parent_run_id: str, status: st
 def log_merged_result(
     settings: TrackingSettings, parent_run_id: str, merged_dir: Path, n_shards: int
 ) -> dict[str, float]:
-    """The merged outputs of a sharded sweep on the sweep's run: ``merged/<chunker>/<score>``
-    (the mean over its documents where defined, as every chunker run has it), ``merged/pairs``
-    and ``merged/shards``, and ``scores.csv`` and ``summary.json`` as artifacts under ``merged/``.
-    Returns the metrics logged (none with tracking off)."""
+    """The merged outputs of a sharded sweep on the sweep's run: ``merged/<score>`` (the mean
+    over every pair where defined), ``merged/pairs`` and ``merged/shards``; per chunker the table
+    ``merged/chunkers.json`` (its means, as every chunker run has them), and ``scores.csv`` and
+    ``summary.json`` as artifacts under ``merged/``. Returns the metrics logged (none with
+    tracking off)."""
     if not settings.enabled or not parent_run_id:
         return {}
-    from hope.tracking.layout import CHILD_SCORES
+    from hope.tracking.layout import CHILD_SCORES, chunker_table
     from hope.tracking.stage import read_score_rows
 
     rows = read_score_rows(merged_dir / "scores.csv")
     metrics: dict[str, float] = {"merged/pairs": float(len(rows)), "merged/shards": float(n_shards)}
-    for chunker in sorted({r["chunker"] for r in rows}):
-        mine = [r for r in rows if r["chunker"] == chunker]
-        for score in CHILD_SCORES:
-            mean = finite_mean(r.get(score) for r in mine)
-            if mean is not None:
-                metrics[f"merged/{name_part(chunker)}/{score}"] = mean
+    for score in CHILD_SCORES:
+        mean = finite_mean(r.get(score) for r in rows)
+        if mean is not None:
+            metrics[f"merged/{score}"] = mean
     client = client_for(settings)
     log_batches(client, parent_run_id, {}, metrics)
+    if rows:
+        scores = [s for s in CHILD_SCORES if any(s in r for r in rows)]
+        table = chunker_table(rows, scores)
+        log_table(client, parent_run_id, table, "merged/chunkers.json")
     secrets = secret_values()
     for name in ("scores.csv", "summary.json"):
         log_file(client, parent_run_id, f"merged/{name}", merged_dir / name, secrets)

@@ -8,8 +8,11 @@ every rerun, and it draws no random number the scores could depend on.
 
 ``log_traces`` writes them after the run exists: one trace per call (span type ``LLM``) with the
 prompt messages as inputs, the raw answer as output, and the seed, latency, cache hit, attempts and
-prompt id as attributes, linked to the run (trace metadata ``mlflow.sourceRun``) and tagged with the
-prompt. The secret values of the environment are scrubbed from all of it.
+prompt id as attributes, tagged with the prompt and with what the call was for (``hope.chunker``,
+``hope.doc_id``, ``hope.domain``, ``hope.metric``: the ``call_labels`` the scoring set), and linked
+(trace metadata ``mlflow.sourceRun``) to the chunker run whose evaluation made it, else to the
+parent run (tag ``hope.parent_run``: the parent either way). The secret values of the environment
+are scrubbed from all of it.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -85,8 +88,11 @@ def log_traces(
     experiment_id: str,
     run_id: str,
     calls: Sequence[Any],
+    *,
+    chunker_runs: Mapping[str, str] | None = None,
 ) -> int:
-    """Write ``calls`` (``LLMCall``) as traces of ``run_id``; returns how many were written."""
+    """Write ``calls`` (``LLMCall``) as traces of the parent run ``run_id``, each linked to its
+    chunker's run (``chunker_runs``: chunker -> run id) where it has one; returns how many."""
     if not calls:
         return 0
     secrets = secret_values()
@@ -111,15 +117,19 @@ def log_traces(
                 "hope.attempts": int(call.attempts),
                 "hope.request_key": call.key,
             }
+            labels = dict(getattr(call, "labels", None) or {})
+            tags = {"hope.prompt": str(call.prompt_id), "hope.parent_run": run_id}
+            tags.update({f"hope.{k}": clean(str(v)) for k, v in sorted(labels.items())})
+            source_run = (chunker_runs or {}).get(labels.get("chunker", ""), run_id)
             span = client.start_trace(
                 name=str(call.prompt_id).split("@")[0] or "llm",
                 span_type="LLM",
                 inputs=inputs,
                 attributes=attributes,
-                tags={"hope.prompt": str(call.prompt_id)},
+                tags=tags,
                 experiment_id=experiment_id,
                 start_time_ns=int(call.started_ns),
-                run_id=run_id,
+                run_id=source_run,
             )
             end_ns = int(call.started_ns + max(call.latency_s, 0.0) * 1e9)
             client.end_trace(

@@ -1,0 +1,97 @@
+"""Issue #33 in a browser: the ``hope`` experiment opens on its runs, and MLflow's compare view of
+the HOPE chunker runs shows their headline metrics side by side.
+
+Playwright for Python drives a headless Chromium (Debian's ``chromium`` package, or Playwright's
+own browser) against a real ``mlflow server`` (the fixture of ``test_mlflow_server``) holding the
+runs the ``hope`` stage's tracking logs. Skipped, with the reason, where the ``playwright``
+package or a Chromium is missing (``pip install playwright`` and ``apt-get install chromium``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+try:
+    from playwright.sync_api import sync_playwright
+except ImportError:  # before the server starts
+    pytest.skip(
+        "no playwright: the browser test needs `pip install playwright` and a Chromium "
+        "(`apt-get install chromium`)",
+        allow_module_level=True,
+    )
+
+from .test_mlflow_server import Rest, server  # noqa: F401 (the server fixture)
+
+pytestmark = pytest.mark.slow
+
+HEADLINE = ("hope", "concept_unity", "semantic_independence", "information_preservation", "bleu")
+CHROMIUM = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
+
+
+def _chromium() -> str | None:
+    """Debian's Chromium where installed, else None (Playwright's own browser, if downloaded)."""
+    found = next((p for p in CHROMIUM if Path(p).is_file()), None)
+    return found or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def _log_stage_runs(base: str, tmp_path: Path, monkeypatch) -> None:
+    """The ``hope`` stage's run (two chunkers) by the stage's own tracking, on the server."""
+    import yaml
+
+    from hope.tracking.stage import record_score_stage
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", base)
+    out = tmp_path / "data" / "hope"
+    out.mkdir(parents=True)
+    (out / "scores.csv").write_text(
+        "doc_id,domain,chunker,n_passages,hope,concept_unity,semantic_independence,"
+        "information_preservation\n"
+        "a,news,halves,2,0.6,0.7,0.5,0.5\n"
+        "a,news,thirds,3,0.4,0.5,0.3,0.5\n"
+    )
+    (out / "summary.json").write_text(json.dumps({"usage": {"requests": 4}}))
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"tracking": {"enabled": True, "uri": base}}))
+    assert record_score_stage(params, out, [], wall_s=3.0, repo=tmp_path)
+
+
+def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
+    server,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch,
+):
+    executable = _chromium()
+    base, _ = server
+    _log_stage_runs(base, tmp_path, monkeypatch)
+    rest = Rest(base)
+    experiment = rest.call("/api/2.0/mlflow/experiments/get-by-name", experiment_name="hope")
+    exp_id = experiment["experiment"]["experiment_id"]
+    runs = rest.runs(exp_id, "tags.`hope.kind` = 'chunker'")
+    assert {r["info"]["run_name"] for r in runs} >= {"hope/halves", "hope/thirds"}
+    ids = [r["info"]["run_id"] for r in runs]
+    compare = (
+        f"{base}/#/compare-runs?runs={urllib.parse.quote(json.dumps(ids))}"
+        f"&experiments={urllib.parse.quote(json.dumps([exp_id]))}"
+    )
+    with sync_playwright() as playwright:
+        try:
+            browser = playwright.chromium.launch(executable_path=executable, headless=True)
+        except Exception as exc:  # no browser Playwright can start
+            pytest.skip(f"no Chromium Playwright can start: {exc}")
+        try:
+            page = browser.new_page()
+            # The experiment opens on its runs (an ML experiment), not the GenAI overview.
+            # (the parent run's row: its chunker runs are nested under it, behind its `+`).
+            page.goto(f"{base}/#/experiments/{exp_id}")
+            page.get_by_text("dvc hope:").first.wait_for(timeout=60_000)
+            page.goto(compare)
+            page.get_by_text("hope/halves").first.wait_for(timeout=60_000)
+            for key in HEADLINE:
+                page.get_by_text(key, exact=True).first.wait_for(timeout=30_000)
+        finally:
+            browser.close()
