@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup browser test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -28,8 +28,16 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
-test: setup
+test: setup browser
 	$(BIN)/python -m pytest
+
+# The browser test (tests/pipeline/test_mlflow_browser.py) drives Debian's Chromium with Playwright
+# (in requirements.lock). Installed here when missing and possible (root, apt); otherwise that one
+# test skips and says why. Nothing else needs a browser.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	  && apt-get install -y -q chromium >/dev/null 2>&1 && echo "installed Debian's chromium"; } \
+	  || echo "no chromium: the browser test will skip"
 
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"

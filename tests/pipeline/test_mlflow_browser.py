@@ -10,6 +10,7 @@ package or a Chromium is missing (``pip install playwright`` and ``apt-get insta
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import urllib.parse
 from pathlib import Path
@@ -60,6 +61,14 @@ def _log_stage_runs(base: str, tmp_path: Path, monkeypatch) -> None:
     assert record_score_stage(params, out, [], wall_s=3.0, repo=tmp_path)
 
 
+def _screenshot(page, name: str) -> None:
+    """With HOPE_SCREENSHOTS set to a folder (docs/img for the docs), the page as a PNG there."""
+    folder = os.environ.get("HOPE_SCREENSHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / name))
+
+
 def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
     server,  # noqa: F811
     tmp_path: Path,
@@ -76,7 +85,7 @@ def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
     ids = [r["info"]["run_id"] for r in runs]
     compare = (
         f"{base}/#/compare-runs?runs={urllib.parse.quote(json.dumps(ids))}"
-        f"&experiments={urllib.parse.quote(json.dumps([exp_id]))}"
+        f"&experiments={urllib.parse.quote(json.dumps([exp_id]))}&workflowType=machine_learning"
     )
     with sync_playwright() as playwright:
         try:
@@ -84,14 +93,21 @@ def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
         except Exception as exc:  # no browser Playwright can start
             pytest.skip(f"no Chromium Playwright can start: {exc}")
         try:
-            page = browser.new_page()
-            # The experiment opens on its runs (an ML experiment), not the GenAI overview.
-            # (the parent run's row: its chunker runs are nested under it, behind its `+`).
-            page.goto(f"{base}/#/experiments/{exp_id}")
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
+            # MLflow 3.17's UI opens every experiment in its GenAI mode (a browser setting,
+            # localStorage `mlflow.workflowType`, whatever the experiment's kind tag says); the
+            # link the docs give carries the mode, so the experiment opens on its runs.
+            page.goto(f"{base}/#/experiments/{exp_id}?workflowType=machine_learning")
+            page.get_by_role("heading", name="Runs").first.wait_for(timeout=60_000)
+            # The parent run's row: its chunker runs are nested under it, behind its `+`.
             page.get_by_text("dvc hope:").first.wait_for(timeout=60_000)
+            _screenshot(page, "mlflow-runs.png")
             page.goto(compare)
             page.get_by_text("hope/halves").first.wait_for(timeout=60_000)
             for key in HEADLINE:
                 page.get_by_text(key, exact=True).first.wait_for(timeout=30_000)
+            # The metrics table of the compare view: a row per headline key, a column per run.
+            page.get_by_text("concept_unity", exact=True).last.scroll_into_view_if_needed()
+            _screenshot(page, "mlflow-compare.png")
         finally:
             browser.close()
