@@ -346,5 +346,7 @@ def test_dvc_exp_run_with_a_changed_parameter(repo_root, tmp_path):
         seeds = {row[header.index("hope.seed")] for row in rows}
         assert "7" in seeds
         # The hope stage's metrics.json is a DVC metric: the experiment shows its corpus HOPE.
-        hope = {row[header.index("hope.seed")]: row[header.index("corpus.hope")] for row in rows}
+        # Its column is `hope`, or `<file>:hope` where another metrics file has a `hope` key too.
+        column = next(h for h in header if h in ("hope", "data/hope/metrics.json:hope"))
+        hope = {row[header.index("hope.seed")]: row[header.index(column)] for row in rows}
         assert 0 <= float(hope["7"]) <= 1

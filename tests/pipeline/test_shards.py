@@ -222,7 +222,8 @@ def test_two_shards_through_submitit_equal_one_process_and_share_cache_and_paren
     local = client.download_artifacts(sweep_run.info.run_id, "merged/chunkers.json", str(tmp_path))
     table = json.loads(Path(local).read_text())
     (row,) = [r for r in table["data"] if r[0] == chunker]
-    assert row[table["columns"].index("hope")] == pytest.approx(expected, rel=1e-12)
+    # MLflow's log_table writes through pandas' to_json, which keeps 10 decimals.
+    assert row[table["columns"].index("hope")] == pytest.approx(expected, abs=1e-10)
     assert sweep_run.data.tags["hope.merged_output"] == str(merged)
 
 
