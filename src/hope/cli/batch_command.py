@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hope.cli.cli_arguments import positive_int
 from hope.core.io import read_jsonl, read_passages_jsonl, read_text
 
 
@@ -94,13 +95,6 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
-
-
 def add_batch_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``batch export`` and ``batch import`` on an argparse subparsers object."""
     parser = subparsers.add_parser(
@@ -118,7 +112,7 @@ def add_batch_command(subparsers: Any) -> argparse.ArgumentParser:
     export.add_argument("--documents", help="pipeline documents.jsonl (doc_id, text, domain)")
     export.add_argument("--chunks", help="pipeline passages.jsonl (passage_id, doc_id, chunker...)")
     export.add_argument(
-        "--max-per-file", type=_positive, default=50_000, help="request lines per file"
+        "--max-per-file", type=positive_int, default=50_000, help="request lines per file"
     )
     export.add_argument("overrides", nargs="*", help="Hydra overrides, as for `hope score`")
     export.set_defaults(handler=_export)

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hope.cli.cli_arguments import positive_int
 from hope.core.io import file_sha256, read_text, write_json_atomic
 from hope.labelled.chunking_evaluation import (
     DEFAULT_BUDGET,
@@ -34,13 +35,6 @@ DESCRIPTION = (
     "Retrieve the top passages of a chunking for questions with gold character spans and report "
     "recall, precision, IoU, precision-Omega and recall at a character budget (Chroma's measures)."
 )
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -61,12 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="keep only questions whose 'corpus' field is this (default: the corpus file name "
         "without extension); lines without the field are kept",
     )
-    parser.add_argument("--k", type=_positive, default=DEFAULT_K, help="passages retrieved")
+    parser.add_argument("--k", type=positive_int, default=DEFAULT_K, help="passages retrieved")
     parser.add_argument(
-        "--budget", type=_positive, default=DEFAULT_BUDGET, help="characters for budget recall"
+        "--budget", type=positive_int, default=DEFAULT_BUDGET, help="characters for budget recall"
     )
     parser.add_argument("--embedder", default="minilm", help="embedder config (minilm, hashing)")
-    parser.add_argument("--resamples", type=_positive, default=1000, help="bootstrap resamples")
+    parser.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--output", help="write the result JSON here (atomically)")
     parser.set_defaults(handler=run)

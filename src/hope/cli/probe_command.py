@@ -19,17 +19,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from hope.cli.cli_arguments import positive_int
 from hope.core.io import read_jsonl, read_text, write_json_atomic
 from hope.pipeline.config_schema import ProbeParams
 
 DEFAULTS = ProbeParams()
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
-    return number
 
 
 def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
@@ -60,16 +54,16 @@ def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--conf-dir", type=Path, default=Path("conf/chunker"))
     parser.add_argument("--embedder", default=DEFAULTS.embedder, help="retriever (minilm, ...)")
-    parser.add_argument("--k", type=_positive, default=DEFAULTS.k, help="passages retrieved")
+    parser.add_argument("--k", type=positive_int, default=DEFAULTS.k, help="passages retrieved")
     parser.add_argument(
         "--budget",
-        type=_positive,
+        type=positive_int,
         nargs="+",
         default=DEFAULTS.budgets,
         help="character budgets for recall at a budget; the middle one ranks",
     )
     parser.add_argument(
-        "--questions", type=_positive, default=DEFAULTS.questions, help="per corpus, at most"
+        "--questions", type=positive_int, default=DEFAULTS.questions, help="per corpus, at most"
     )
     parser.add_argument(
         "--writer",
@@ -80,7 +74,7 @@ def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--llm", default=DEFAULTS.llm, help="packaged llm config for --writer llm (embedded, ...)"
     )
-    parser.add_argument("--resamples", type=_positive, default=DEFAULTS.resamples)
+    parser.add_argument("--resamples", type=positive_int, default=DEFAULTS.resamples)
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed)
     parser.add_argument("--output", type=Path, help="write the full result JSON here")
     parser.set_defaults(handler=run)
