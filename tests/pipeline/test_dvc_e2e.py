@@ -20,6 +20,8 @@ import yaml
 
 from hope.testing import SimulatedServer
 
+from .mlflow_views import Rest, check_repro_store, mlflow_server
+
 pytestmark = pytest.mark.slow
 
 COPIED = ["dvc.yaml", "params.yaml", ".dvcignore", "conf", "notebooks", "src"]
@@ -274,6 +276,12 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
         child_requests = [c.data.metrics["usage/requests"] for c in labelled_children]
         assert all(r >= 0 for r in child_requests), child_requests
         assert sum(child_requests) == labelled.data.metrics["corpus/usage/requests"] > 0
+        # Issue #33's views, through a real `mlflow server` on the store this repro wrote.
+        store_log = tmp_path / "mlflow-server.log"
+        with mlflow_server(work / "mlflow.db", tmp_path / "served", store_log) as base:
+            counted = check_repro_store(Rest(base), work)
+        # HOPE (2), labelled (3) and probe chunker runs; every HOPE call traced.
+        assert counted["chunker_runs"] >= 5 and counted["traces"] > 0 and counted["prompts"] > 0
 
         second = dvc(work, "repro", env=env)
         assert second.returncode == 0, second.stderr[-3000:]

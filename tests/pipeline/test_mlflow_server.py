@@ -7,21 +7,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from .conftest import SENTENCES
+from .mlflow_views import Rest, mlflow_server
 
 pytestmark = pytest.mark.slow
 
@@ -29,95 +21,12 @@ SECRET_ENV_VALUE = "sk-env-secret-5150"
 SECRET_CONFIG_VALUE = "sk-config-secret-8080"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Rest:
-    """The tracking server's REST API, as a browser or ``curl`` sees it."""
-
-    def __init__(self, base: str):
-        self.base = base
-
-    def call(self, endpoint: str, body: dict[str, Any] | None = None, **query: Any) -> dict:
-        url = f"{self.base}{endpoint}"
-        if query:
-            url += "?" + urllib.parse.urlencode(query)
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            url,
-            data=data,
-            headers={"Content-Type": "application/json"},
-            method="POST" if body is not None else "GET",
-        )
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return json.loads(response.read())
-
-    def runs(self, experiment_id: str, filter_string: str = "") -> list[dict]:
-        body = {"experiment_ids": [experiment_id], "filter": filter_string, "max_results": 1000}
-        return self.call("/api/2.0/mlflow/runs/search", body).get("runs", [])
-
-    def artifacts(self, run_id: str, path: str = "") -> list[str]:
-        listed = self.call("/api/2.0/mlflow/artifacts/list", run_id=run_id, path=path)
-        names: list[str] = []
-        for item in listed.get("files", []):
-            names += self.artifacts(run_id, item["path"]) if item["is_dir"] else [item["path"]]
-        return names
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``mlflow server`` with a SQLite store and proxied artifacts, one for the module."""
     root = tmp_path_factory.mktemp("mlflow-server")
-    port = _free_port()
-    log = (root / "server.log").open("w")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlflow",
-            "server",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-            "--backend-store-uri",
-            f"sqlite:///{root / 'mlflow.db'}",
-            "--artifacts-destination",
-            str(root / "artifacts"),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                raise RuntimeError(
-                    f"mlflow server did not start: {(root / 'server.log').read_text()[-3000:]}"
-                )
-            time.sleep(0.5)
+    with mlflow_server(root / "mlflow.db", root / "artifacts", root / "server.log") as base:
         yield base, root
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 def _write_inputs(work: Path) -> tuple[Path, Path]:

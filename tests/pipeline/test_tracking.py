@@ -713,6 +713,7 @@ def labelled_and_probe_runs(tmp_path: Path, uri: str) -> None:
         {"probe": 3.0},
         {},
         tmp_path,
+        {c: {"name": c, "chunk_size": 100 * (i + 1)} for i, c in enumerate(CHUNKERS)},
     )
     log_run(probe, settings)
 
@@ -765,6 +766,9 @@ def test_every_run_has_few_metric_keys_one_separator_and_the_same_headline_keys(
     assert by_name["labelled/recursive_500"]["budget_recall"] == pytest.approx(0.5)
     assert by_name["probe/recursive_500"]["budget_recall"] == pytest.approx(0.4)
     assert math.isnan(by_name["hope/recursive_500"]["budget_recall"])
+    # A probe chunker run carries its chunker's settings, as HOPE and labelled ones do.
+    params = {r.info.run_name: r.data.params for r in chunker_runs}
+    assert params["probe/recursive_500"]["chunker.chunk_size"] == "200"
     # Parents: summaries and comparisons, not their children's keys.
     child_keys = {k for r in chunker_runs for k in r.data.metrics}
     for parent in parents:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from hope.core.io import csv_text, json_text
 from hope.pipeline import stage_support as runner
+from hope.pipeline.labelled_step import chunker_settings
 from hope.pipeline.probe_step import probe_metrics, probe_rows, probe_writer, run_probe
 from hope.pipeline.stage_params import stage_params
 
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         passages=Path("data/chunks/passages.jsonl"),
         params=Path("params.yaml"),
         out_dir=Path("data/probe"),
+        conf_dir=Path("conf/chunker"),
     )
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         timings,
         [args.documents, args.passages],
         probe_params=written["params"],
+        chunker_configs=chunker_settings(
+            sorted({str(r["chunker"]) for r in written["rows"]}), args.conf_dir
+        ),
     )
     print(f"probe: MLflow run {run_id or '- (tracking off)'}", file=sys.stderr)
     return 0

@@ -33,9 +33,11 @@ def probe_record(
     timings: Mapping[str, float],
     data_hashes: Mapping[str, str],
     repo: Path,
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> RunRecord:
     """``rows``: the stage's chunkers.csv rows; the pooled ones stay out of the children's means
-    (each domain counts once, as in the HOPE runs)."""
+    (each domain counts once, as in the HOPE runs). ``chunker_configs``: each chunker's settings,
+    its child run's ``chunker.*`` params."""
     per_domain = [r for r in rows if r["domain"] != "pooled"]
     scores = [k for k in per_domain[0] if k not in NOT_SCORES] if per_domain else []
     md5 = file_md5s([out_dir / "results.json"])[str(out_dir / "results.json")]
@@ -72,6 +74,7 @@ def probe_record(
         },
         child_kind=PROBE_CHILD_KIND,
         wall_s=timings.get("probe"),
+        chunker_configs=dict(chunker_configs or {}),
     )
 
 
@@ -84,6 +87,7 @@ def record_probe_stage(
     inputs: Sequence[Path | str],
     *,
     probe_params: Mapping[str, Any],
+    chunker_configs: Mapping[str, Mapping[str, Any]] | None = None,
     repo: Path | None = None,
 ) -> str | None:
     """Log the run when params.yaml's ``tracking:`` is enabled; returns its id, else None.
@@ -96,6 +100,6 @@ def record_probe_stage(
         settings.artifact_root = str((repo / settings.artifact_root).resolve())
     files = [Path(p) for p in inputs if Path(p).is_file()]
     record = probe_record(
-        probe_params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo
+        probe_params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo, chunker_configs
     )
     return log_run(record, settings)
