@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup browser test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -66,10 +66,15 @@ params:
 # The whole default (sample) experiment: `dvc repro` of every stage (corpora -> Table 1 -> chunks ->
 # HOPE -> BLEU -> questions -> RAG -> RAGAS -> paper_figures/; a slice of the labelled benchmark).
 # HOPE is scored once: the hope stage logs its MLflow run itself, paper_outputs logs
-# paper_figures/. Then `dvc metrics show`, `dvc plots show`, `mlflow ui`. Timed by
+# paper_figures/. Then `dvc metrics show`, `dvc plots show`, `make ui`. Timed by
 # `make bench-repro`.
 repro: setup
 	$(BIN)/python -m hope.pipeline.repro
+
+# The MLflow UI on ./mlflow.db (or MLFLOW_TRACKING_URI) at http://127.0.0.1:5000, after printing
+# links that open on the HOPE, labelled and probe chunker runs and their compare views (hope ui).
+ui: setup
+	$(BIN)/hope ui $(ARGS)
 
 bench: setup
 	$(BIN)/python bench/bench_engine.py

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -77,16 +76,15 @@ def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
     executable = _chromium()
     base, _ = server
     _log_stage_runs(base, tmp_path, monkeypatch)
-    rest = Rest(base)
-    experiment = rest.call("/api/2.0/mlflow/experiments/get-by-name", experiment_name="hope")
-    exp_id = experiment["experiment"]["experiment_id"]
-    runs = rest.runs(exp_id, "tags.`hope.kind` = 'chunker'")
-    assert {r["info"]["run_name"] for r in runs} >= {"hope/halves", "hope/thirds"}
-    ids = [r["info"]["run_id"] for r in runs]
-    compare = (
-        f"{base}/#/compare-runs?runs={urllib.parse.quote(json.dumps(ids))}"
-        f"&experiments={urllib.parse.quote(json.dumps([exp_id]))}&workflowType=machine_learning"
-    )
+    from mlflow import MlflowClient
+
+    from hope.tracking.views import experiment_views
+
+    # The links `hope ui` prints: the HOPE chunker runs filtered, and their compare view.
+    exp_id, views = experiment_views(MlflowClient(tracking_uri=base), "hope", base)
+    hope_view = next(v for v in views if v.kind == "chunker")
+    assert hope_view.chunkers == ("hope/halves", "hope/thirds")
+    assert hope_view.compare is not None
     with sync_playwright() as playwright:
         try:
             browser = playwright.chromium.launch(executable_path=executable, headless=True)
@@ -101,8 +99,15 @@ def test_the_compare_view_of_the_hope_chunker_runs_shows_their_headline_metrics(
             page.get_by_role("heading", name="Runs").first.wait_for(timeout=60_000)
             # The parent run's row: its chunker runs are nested under it, behind its `+`.
             page.get_by_text("dvc hope:").first.wait_for(timeout=60_000)
+            # The filtered link `hope ui` prints: the runs table shows the HOPE chunker runs,
+            # nested under their parent run's row; its `+` unfolds them.
+            page.goto(hope_view.runs)
+            page.get_by_text("dvc hope:").first.wait_for(timeout=60_000)
+            page.locator("[data-component-id*='runnamecellrenderer']").first.click()
+            page.get_by_text("hope/thirds").first.wait_for(timeout=30_000)
+            page.get_by_text("hope/halves").first.wait_for(timeout=30_000)
             _screenshot(page, "mlflow-runs.png")
-            page.goto(compare)
+            page.goto(hope_view.compare)
             page.get_by_text("hope/halves").first.wait_for(timeout=60_000)
             for key in HEADLINE:
                 page.get_by_text(key, exact=True).first.wait_for(timeout=30_000)

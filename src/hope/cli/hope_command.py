@@ -3,6 +3,7 @@
     hope score --document doc.txt --passages passages.jsonl [--output result.json] [overrides...]
     hope labelled --corpus corpus.md --questions questions.jsonl --passages passages.jsonl
     hope merge-shards SWEEP_DIR --output merged/     # the shards of a sharded hope-run multirun
+    hope ui                                          # MLflow UI, links that open on the chunkers
 
 Overrides are Hydra overrides of the packaged ``score`` config, e.g. ``hope=reference``,
 ``llm=vllm``, ``llm.base_url=http://gpu-box:8000/v1``, ``hope.seed=7``, ``embedder=hashing``.
@@ -54,12 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     from hope.cli.batch_command import add_batch_command
     from hope.cli.labelled_command import add_labelled_command
     from hope.cli.probe_command import add_probe_command
+    from hope.cli.ui_command import add_ui_command
     from hope.pipeline.shards import add_merge_command
 
     add_labelled_command(sub)
     add_probe_command(sub)
     add_merge_command(sub)
     add_batch_command(sub)
+    add_ui_command(sub)
     score = sub.add_parser(
         "score",
         help="score one document's passages with HOPE",

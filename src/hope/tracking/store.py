@@ -14,9 +14,10 @@ from hope.tracking.names import is_finite
 from hope.tracking.secrets import scrub
 from hope.tracking.tracking_settings import TrackingSettings
 
-# MLflow 3's UI opens an experiment on the page its kind names (mlflow/server/js: the experiment
-# tag ``mlflow.experimentKind``): ``genai_development`` (inferred for an experiment with traces)
-# on the GenAI traces overview, ``custom_model_development`` ("Machine learning") on its runs.
+# The experiment's kind (tag ``mlflow.experimentKind``): ``custom_model_development`` ("Machine
+# learning"), not ``genai_development`` (inferred for an experiment with traces). MLflow 3.17's UI
+# reads it only without its GenAI/model-training switch, which that release always shows (its
+# mode is a browser setting): the links of hope.tracking.views carry the mode.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 RUNS_VIEW_KIND = "custom_model_development"
 _PARAMS_PER_BATCH = 100
