@@ -89,6 +89,19 @@ def test_a_corpus_block_with_intervals_from_the_replicates():
     assert set(reps) == {"length|s", "length|target:t", "t|s"}
 
 
+def test_the_three_taus_are_over_the_chunkers_the_score_has_a_value_for():
+    # A fifth chunker without a score: longest passages, worst target, so its 4 pairs are
+    # discordant. Over all five the target's tau with length is (4 - 2 - 4) / 10 = -0.2; over
+    # the four scored it stays 1/3, and the partial tau is the four chunkers' one.
+    x, y, z = [*X, math.nan], [*Y, 0.0], [*Z, 5.0]
+    assert kendall_tau(y, z) == pytest.approx(-0.2)
+    block, _ = corpus([x, x], [y, y], x=x, y=y, z=z)
+    assert block["targets_with_length"]["t"]["tau"] == pytest.approx(-0.2)  # every chunker
+    partial = block["partial_tau_given_length"]["t"]["s"]
+    assert partial["tau"] == pytest.approx(PARTIAL)
+    assert partial["low"] == pytest.approx(PARTIAL) and partial["undefined_replicates"] == 0
+
+
 def test_an_undefined_point_has_no_interval_and_is_not_pooled():
     # The score is the length order itself: tau_xz = 1.
     block, reps = corpus([Z, Z], [Y, Y], x=Z)

@@ -9,7 +9,9 @@ not). Per corpus, across the chunkers:
 * the partial Kendall τ of each label-free score x with each labelled target y given the mean
   passage length z, ``τ_xy.z = (τ_xy − τ_xz τ_yz) / sqrt((1 − τ_xz²)(1 − τ_yz²))`` (Kendall's
   formula, here on τ-b), undefined where ``|τ_xz| = 1`` or ``|τ_yz| = 1`` (one of the two is a
-  function of length: nothing is left once length is held fixed).
+  function of length: nothing is left once length is held fixed). The three τ are taken over
+  the chunkers the score has a value for (HOPE is undefined for a chunking whose only focus
+  passage failed), so τ_yz may differ from score to score.
 
 Intervals are percentile intervals over the same bootstrap replicates as the convergent τ
 (``hope.labelled.convergent``): in replicate b, τ_xy is that replicate's convergent τ, τ_xz the τ
@@ -69,6 +71,20 @@ def tau_with_length(
     return kendall_tau(point, lengths), np.array([kendall_tau(row, lengths) for row in replicates])
 
 
+def where_scored(
+    score: Sequence[float], target: Sequence[float], lengths: Sequence[float], full: float
+) -> float:
+    """τ of the target with length over the chunkers where the score is finite (``full``, the τ
+    over every chunker, where it is finite everywhere), so that τ_yz is taken over the chunkers
+    that τ_xy and τ_xz are."""
+    keep = np.isfinite(np.asarray(score, dtype=float))
+    if keep.all():
+        return full
+    return kendall_tau(
+        np.asarray(target, dtype=float)[keep], np.asarray(lengths, dtype=float)[keep]
+    )
+
+
 def interval_cell(point: float, replicates: np.ndarray) -> dict[str, Any]:
     low, high = percentile_interval(replicates)
     finite = math.isfinite(point)
@@ -111,8 +127,18 @@ def corpus_passage_length(
         for name in scores:
             key = f"{target}|{name}"
             t_xz, t_xz_reps = score_tau[name]
-            value, reason = partial_tau(tau_xy[key], t_xz, t_yz)
-            reps = partial_tau_replicates(tau_xy_reps[key], t_xz_reps, t_yz_reps)
+            # The three τ over one set of chunkers: those the score has a value for.
+            t_yz_x = where_scored(scores[name], point, lengths, t_yz)
+            t_yz_x_reps = np.array(
+                [
+                    where_scored(row, target_row, lengths, full)
+                    for row, target_row, full in zip(
+                        score_reps[name], labelled_reps[target], t_yz_reps, strict=True
+                    )
+                ]
+            )
+            value, reason = partial_tau(tau_xy[key], t_xz, t_yz_x)
+            reps = partial_tau_replicates(tau_xy_reps[key], t_xz_reps, t_yz_x_reps)
             cell = interval_cell(value, reps)
             cell["undefined_replicates"] = int(np.isnan(reps).sum())
             if reason:
