@@ -497,8 +497,9 @@ def tracks_section(record: dict[str, Any] | None) -> list[str]:
     commit = (provenance(record).get("commit") or "?")[:10]
     lines = [
         f"From {source} (commit `{commit}`; {len(record.get('chunkers') or [])} chunkers on "
-        f"{len(corpora)} corpora: {', '.join(corpora)}). Kendall τ with 95 % bootstrap "
-        "intervals; pooled is the mean over the corpora. Every score and corpus: the "
+        f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "
+        "Kendall τ with 95 % bootstrap intervals; pooled is the mean over the corpora. Every "
+        "score and corpus: the "
         f"[results page](results/{TRACKS_RECORD}.md).",
         "",
     ]

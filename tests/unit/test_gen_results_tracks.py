@@ -98,7 +98,7 @@ def test_the_section_is_read_off_the_intervals(tmp_path):
     page, results = hope_page(tmp_path, {"labelled": record(with_analysis=True)})
     assert MARKER not in page
     section = page.split(HEADING, 1)[1]
-    assert "commit `0123456789`" in section and "4 chunkers on 1 corpora: one" in section
+    assert "commit `0123456789`" in section and "4 chunkers on 1 corpus: one" in section
     assert "| τ of recall@k with length | +0.50 [+0.30, +0.70] | +0.50 [+0.30, +0.70] |" in section
     assert "| partial τ with recall@k given length | +0.60 [+0.30, +0.90] |" in section
     assert (
