@@ -9,7 +9,9 @@ set (../shared/benchmarks/chroma-general-eval):
   4. per corpus and pooled (the mean of the per-corpus values): Kendall tau between each
      label-free score and budget recall, recall@k and IoU@k across chunkers, with a bootstrap
      interval; and pairwise agreement over the chunker pairs whose labelled difference is
-     significant (paired bootstrap over questions).
+     significant (paired bootstrap over questions);
+  5. from the same replicates, the tau of every score with the mean passage length and its
+     partial tau with each target given that length (hope.labelled.passage_length).
 
 What the tau interval resamples, in each replicate: the corpus' questions (with replacement,
 the same draw for every chunker) for the labelled side; for HOPE, with replacement within each

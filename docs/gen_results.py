@@ -11,6 +11,10 @@ comes from its record: no page is edited by hand. Each record gets one page:
   validity ladder's win counts, the labelled benchmark's Kendall τ;
 - its figure, where one belongs to it.
 
+The HOPE page (``docs/metric.md``) gets its section "What HOPE tracks beyond passage length" from
+the labelled record in place of a marker line: per sub-metric, τ with the mean passage length and
+the partial τ with each labelled target given it, and a sentence read off the intervals.
+
 A record's provenance is read from its ``provenance`` block. A record without one (written
 before the block existed) shows whatever it holds of ``commit``, ``code``, ``git``, ``machine``
 and the run's times and command.
@@ -138,7 +142,19 @@ def _ci(ci: Any) -> str:
 
 
 WIN_KEYS = {"wins", "ties", "losses", "undefined", "share_wins", "share_wins_ci95"}
-TAU_KEYS = {"tau", "low", "high", "n", "corpora", "ci95", "agreement", "agreeing", "pairs"}
+TAU_KEYS = {
+    "tau",
+    "low",
+    "high",
+    "n",
+    "corpora",
+    "ci95",
+    "agreement",
+    "agreeing",
+    "pairs",
+    "undefined_replicates",
+    "reason",
+}
 
 
 def _signed(value: Any) -> str:
@@ -341,10 +357,202 @@ def labelled_tables(record: dict[str, Any]) -> list[str]:
             rows.append([name, *cells, compact(pooled.get(target, {}).get(name)) or "–"])
         out += [f"### Kendall τ with `{target}` (95 % bootstrap interval)", ""]
         out += table(header, rows)
+    out += passage_length_tables(corpora, record.get("pooled_passage_length") or {})
     for c in corpora.values():
         c.pop("validity", None)
+        c.pop("passage_length", None)
     record.pop("pooled", None)
+    record.pop("pooled_passage_length", None)
     return out
+
+
+def passage_length_tables(corpora: dict[str, Any], pooled: dict[str, Any]) -> list[str]:
+    """τ of every score and target with the mean passage length, and each score's partial τ with
+    each target given that length, per corpus and pooled (empty for a record without them)."""
+    blocks = {name: c.get("passage_length") or {} for name, c in corpora.items()}
+    if not pooled and not any(blocks.values()):
+        return []
+    header = ["score", *corpora, "pooled (mean)"]
+
+    def rows(path: Callable[[dict[str, Any]], dict[str, Any]]) -> list[list[str]]:
+        names = list(dict.fromkeys(n for b in [*blocks.values(), pooled] for n in path(b)))
+        return [
+            [name, *(compact(path(b).get(name)) or "–" for b in [*blocks.values(), pooled])]
+            for name in names
+        ]
+
+    out = ["### Kendall τ with the mean passage length (95 % bootstrap interval)", ""]
+    out += table(header, rows(lambda b: b.get("tau_with_length") or {}))
+    out += table(
+        ["labelled target", *header[1:]], rows(lambda b: b.get("targets_with_length") or {})
+    )
+    targets = list(
+        dict.fromkeys(t for b in [*blocks.values(), pooled] for t in b.get(PARTIAL) or {})
+    )
+    for target in targets:
+        out += [f"### Partial τ with `{target}` given the mean passage length", ""]
+        out += table(header, rows(lambda b, t=target: (b.get(PARTIAL) or {}).get(t) or {}))
+    return out
+
+
+# --- what HOPE tracks beyond passage length (issue #34) -----------------------------------------
+
+PARTIAL = "partial_tau_given_length"
+# The HOPE page holds this line where the section's figures go; the build puts them there.
+TRACKS_PAGE = "metric.md"
+TRACKS_MARKER = "<!-- gen_results: what HOPE tracks beyond passage length -->"
+TRACKS_RECORD = "labelled"
+SUB_METRICS = {
+    "hope": "HOPE",
+    "concept_unity": "Concept unity",
+    "semantic_independence": "Semantic independence",
+    "information_preservation": "Information preservation",
+}
+TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
+
+
+def _with_interval(cell: dict[str, Any] | None) -> str:
+    if not cell or cell.get("tau") is None:
+        reason = (cell or {}).get("reason")
+        return f"undefined ({reason})" if reason else "–"
+    return f"{cell['tau']:+.2f} [{_signed(cell.get('low'))}, {_signed(cell.get('high'))}]"
+
+
+def _side(cell: dict[str, Any] | None) -> int | None:
+    """+1 or −1 where the interval excludes 0 on that side, 0 where it includes 0, None where
+    the value or its interval is undefined."""
+    if not cell or cell.get("tau") is None or cell.get("low") is None or cell.get("high") is None:
+        return None
+    return 1 if cell["low"] > 0 else -1 if cell["high"] < 0 else 0
+
+
+def _listing(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def tracks_sentence(label: str, pooled: dict[str, Any], score: str) -> str:
+    """What one score tracks, in words, from the pooled intervals alone."""
+    length = (pooled.get("tau_with_length") or {}).get(score)
+    side = _side(length)
+    interval = _with_interval(length)
+    inner = label if label.isupper() else label.lower()  # the name inside a sentence
+    if side is None:
+        first = f"{label}'s τ with the mean passage length is undefined ({interval})."
+    elif side == 0:
+        first = (
+            f"No evidence that {inner} tracks passage length: its τ interval with the mean "
+            f"passage length includes 0 ({interval})."
+        )
+    else:
+        prefers = "longer" if side > 0 else "shorter"
+        first = f"{label} tracks passage length: τ {interval}, it prefers {prefers} passages."
+    by_side: dict[int | None, list[str]] = {}
+    for target, cells in (pooled.get(PARTIAL) or {}).items():
+        cell = cells.get(score)
+        side = _side(cell)
+        detail = _with_interval(cell) if side is not None else (cell or {}).get("reason")
+        words = TARGET_WORDS.get(target, target) + (f" ({detail})" if detail else "")
+        by_side.setdefault(side, []).append(words)
+    if not by_side:
+        return first
+    if set(by_side) == {0}:
+        return first + (
+            " Its partial τ interval includes 0 on every target: no evidence that "
+            f"{inner} tracks retrieval beyond chunk size."
+        )
+    parts = []
+    if by_side.get(1):
+        parts.append(f"it tracks {_listing(by_side[1])}")
+    if by_side.get(-1):
+        parts.append(f"it orders chunkers against {_listing(by_side[-1])}")
+    if by_side.get(0):
+        parts.append(f"its partial τ interval includes 0 on {_listing(by_side[0])}")
+    if by_side.get(None):
+        parts.append(f"the partial τ is undefined on {_listing(by_side[None])}")
+    text = "; ".join(parts)
+    return f"{first} Given passage length, {text}."
+
+
+def tracks_section(record: dict[str, Any] | None) -> list[str]:
+    """The HOPE page's figures on what HOPE and each sub-metric track beyond passage length, from
+    the labelled record; a record without them says the figures are owed."""
+    source = f"`bench/results/{TRACKS_RECORD}.json`"
+    pooled = (record or {}).get("pooled_passage_length")
+    if not pooled or not pooled.get("tau_with_length"):
+        if record:
+            commit = (provenance(record).get("commit") or "?")[:10]
+            state = f"{source} (commit `{commit}`) predates this analysis"
+        else:
+            state = f"there is no {source}"
+        return [
+            '!!! warning "Figures owed"',
+            f"    {state}: the figures appear here once `make bench-labelled` has been rerun",
+            "    and its record committed.",
+            "",
+        ]
+    profiles = (record.get("settings") or {}).get("profiles_requested") or []
+    names = pooled["tau_with_length"]
+    profile = next((p for p in profiles if f"hope[{p}]" in names), None)
+    corpora = [c for c, e in (record.get("corpora") or {}).items() if e.get("passage_length")]
+    commit = (provenance(record).get("commit") or "?")[:10]
+    lines = [
+        f"From {source} (commit `{commit}`; {len(record.get('chunkers') or [])} chunkers on "
+        f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "
+        "Kendall τ with 95 % bootstrap intervals; pooled is the mean over the corpora. Every "
+        "score and corpus: the "
+        f"[results page](results/{TRACKS_RECORD}.md).",
+        "",
+    ]
+    blocks = {c: record["corpora"][c]["passage_length"] for c in corpora}
+    header = ["", "pooled (mean)", *corpora]
+    targets = pooled.get("targets_with_length") or {}
+    lines += ["**The labelled targets themselves** against the mean passage length:", ""]
+    lines += table(
+        header,
+        [
+            [
+                f"τ of {TARGET_WORDS.get(t, t)} with length",
+                _with_interval(targets[t]),
+                *(_with_interval(blocks[c]["targets_with_length"].get(t)) for c in corpora),
+            ]
+            for t in targets
+        ],
+    )
+    if profile is None:
+        return [*lines, "HOPE was not run in this record: no figures for its sub-metrics.", ""]
+    if len(profiles) > 1:
+        lines += [f"Profile `{profile}`; the others are on the results page.", ""]
+    for metric, label in SUB_METRICS.items():
+        score = f"{metric}[{profile}]"
+        rows = [
+            [
+                "τ with mean passage length",
+                _with_interval(names.get(score)),
+                *(_with_interval(blocks[c]["tau_with_length"].get(score)) for c in corpora),
+            ]
+        ]
+        for target, cells in (pooled.get(PARTIAL) or {}).items():
+            rows.append(
+                [
+                    f"partial τ with {TARGET_WORDS.get(target, target)} given length",
+                    _with_interval(cells.get(score)),
+                    *(
+                        _with_interval(blocks[c][PARTIAL].get(target, {}).get(score))
+                        for c in corpora
+                    ),
+                ]
+            )
+        lines += [f"### {label}", "", *table(header, rows)]
+        lines += [tracks_sentence(label, pooled, score), ""]
+    return lines
+
+
+def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
+    """The HOPE page with the section's figures in place of its marker line."""
+    page = (REPO / "docs" / TRACKS_PAGE).read_text(encoding="utf-8")
+    if TRACKS_MARKER not in page:
+        raise SystemExit(f"docs/{TRACKS_PAGE} lost its line {TRACKS_MARKER!r}")
+    return page.replace(TRACKS_MARKER, "\n".join(tracks_section(all_records.get(TRACKS_RECORD))))
 
 
 # --- provenance -------------------------------------------------------------------------------
@@ -517,10 +725,14 @@ def index_page(all_records: dict[str, dict[str, Any]]) -> str:
     return "\n".join(lines + table(["record", "what", "commit", "targets"], rows))
 
 
-def generate(opener: Callable[[str, str], AbstractContextManager[Any]]) -> None:
-    all_records = records()
+def generate(
+    opener: Callable[[str, str], AbstractContextManager[Any]], folder: Path = RESULTS
+) -> None:
+    all_records = records(folder)
     with opener(f"{OUT}/index.md", "w") as out:
         out.write(index_page(all_records))
+    with opener(TRACKS_PAGE, "w") as out:
+        out.write(tracks_page(all_records))
     for name, record in all_records.items():
         page, figures = record_page(name, record)
         with opener(f"{OUT}/{name}.md", "w") as out:
@@ -542,7 +754,9 @@ def _folder_opener(root: Path) -> Callable[[str, str], AbstractContextManager[An
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the pages")
-    generate(_folder_opener(parser.parse_args(argv).out))
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder of the records")
+    args = parser.parse_args(argv)
+    generate(_folder_opener(args.out), args.results)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from hope.analysis.stats import (
     _rowwise_ranks,
     binned_means,
     bootstrap_correlations,
+    bootstrap_mean_ci,
     correlation_cell,
     correlation_table,
     mean_ci,
@@ -165,6 +166,14 @@ def test_mean_ci_matches_the_t_interval():
     assert (n, mean) == (1, 0.7) and math.isnan(low) and math.isnan(high)
     assert mean_ci([])[0] == 0 and math.isnan(mean_ci([])[1])
     assert mean_ci([0.3, 0.3, 0.3])[2:] == (0.3, 0.3)
+
+
+@pytest.mark.parametrize("interval", [mean_ci, bootstrap_mean_ci])
+def test_both_mean_intervals_answer_alike_below_two_finite_values(interval):
+    assert interval([np.nan, 0.7])[:2] == (1, 0.7)
+    assert all(math.isnan(v) for v in interval([0.7])[2:])
+    n, *rest = interval([np.nan])
+    assert n == 0 and all(math.isnan(v) for v in rest)
 
 
 def test_percentile_ci_ignores_nan():

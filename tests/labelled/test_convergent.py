@@ -39,6 +39,7 @@ def entry(labelled: dict[str, float], bleu: dict[str, float], size: dict[str, fl
     for name in ("a", "b", "c"):
         baselines = {card: size[name] if card in PER_PASSAGE else 3.0 for card in CARDS}
         out["chunkers"][name] = {
+            "mean_chars": {"a": 2000.0, "b": 1000.0, "c": 500.0}[name],
             "bleu": bleu[name],
             "baselines": baselines,
             "hope": {"paper": hope[name]},
@@ -57,7 +58,7 @@ def test_tau_interval_and_agreement_of_known_orders():
         bleu={"a": 3.0, "b": 2.0, "c": 1.0},  # the labelled order: tau +1
         size={"a": 0.0, "b": 0.5, "c": 1.0},  # the reverse: tau -1
     )
-    result, replicates = corpus_validity(corpus, ["a", "b", "c"], {"paper": {}}, 50, seed=0)
+    result, draws = corpus_validity(corpus, ["a", "b", "c"], {"paper": {}}, 50, seed=0)
     block = result["budget_recall"]
     # Constant per-question differences of 0.5 and 1.0: all three pairs are significant.
     assert block["significant_pairs"] == 3 and block["all_pairs"] == 3
@@ -77,7 +78,7 @@ def test_tau_interval_and_agreement_of_known_orders():
     # HOPE and its sub-metrics, recomputed from resampled items, keep a > b > c.
     for name in ("hope[paper]", "concept_unity[paper]", "semantic_independence[paper]"):
         assert (cells[name]["tau"], cells[name]["low"], cells[name]["high"]) == (1.0, 1.0, 1.0)
-    assert len(replicates["budget_recall|hope[paper]"]) == 50
+    assert len(draws.tau_reps["budget_recall|hope[paper]"]) == 50
 
 
 def test_pooled_tau_is_the_mean_over_corpora_and_small_corpora_are_skipped():

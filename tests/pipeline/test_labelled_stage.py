@@ -126,6 +126,14 @@ def test_labelled_stage_writes_the_same_bytes_in_two_folders(tmp_path):
     assert metrics["tau_budget_recall"] == {"hope": None, "bleu": chatlogs["bleu"]}
     flat = flat_tau(full)  # pooled τ as metrics, per corpus in the table tau.json
     assert flat["tau/budget_recall/bleu"] == chatlogs["bleu"]
+    # What each score tracks beyond passage length: τ with the mean passage length and the
+    # partial τ given it, in results.json and beside the τ in the run's metrics and table.
+    results = json.loads(outputs[0]["results.json"])
+    assert results["corpora"]["chatlogs"]["passage_length"]["mean_chars"]["fixed_2000_o0"] == 2000
+    with_length = full["tau_passage_length"]["chatlogs"]
+    assert full["tau_passage_length"]["pooled"] == with_length and "bleu" in with_length
+    assert set(full["tau_budget_recall_given_length"]["pooled"]) == set(chatlogs)
+    assert flat["tau/passage_length/bleu"] == with_length["bleu"]
 
 
 def test_bad_labelled_settings_name_the_key(tmp_path, capsys):

@@ -14,7 +14,7 @@ from hope.core.result import METRICS
 from hope.tracking.names import aggregate_metrics, flatten, name_part
 from hope.tracking.provenance import dvc_hashes, file_md5s, git_commit
 from hope.tracking.secrets import REDACTED, redact
-from hope.tracking.stage import record_score_stage
+from hope.tracking.stage import enabled_stage_settings, input_md5s, record_score_stage
 from hope.tracking.tracking_settings import TrackingSettings
 
 
@@ -874,3 +874,28 @@ def test_a_merged_sweep_logs_per_chunker_means_as_a_table_not_keys(tmp_path: Pat
     table = json.loads(Path(local).read_text())
     rows = {r[0]: dict(zip(table["columns"], r, strict=True)) for r in table["data"]}
     assert rows["c1"]["hope"] == pytest.approx(0.2) and rows["c2"]["hope"] == pytest.approx(0.6)
+
+
+def test_input_md5s_hash_the_files_given_and_every_file_under_a_folder(tmp_path):
+    """The stages' ``dvc.*`` params: the probe stage reads files, the labelled stage a folder."""
+    folder = tmp_path / "source"
+    (folder / "corpora").mkdir(parents=True)
+    for name, text in {"questions.jsonl": "q", "corpora/b.md": "b", "corpora/a.md": "a"}.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    single = tmp_path / "documents.jsonl"
+    single.write_text("d", encoding="utf-8")
+    hashes = input_md5s([single, folder, tmp_path / "missing.jsonl"])
+    under = sorted(str(p) for p in folder.rglob("*") if p.is_file())
+    assert list(hashes) == [str(single), *under]
+    assert hashes == file_md5s([single, *map(Path, under)])
+
+
+def test_enabled_stage_settings_resolve_the_artifact_root_or_are_none_when_off(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"tracking": {"enabled": False}}), encoding="utf-8")
+    assert enabled_stage_settings(params, tmp_path) is None
+    tracking = {"enabled": True, "artifact_root": "artifacts"}
+    params.write_text(yaml.safe_dump({"tracking": tracking}), encoding="utf-8")
+    settings = enabled_stage_settings(params, tmp_path)
+    assert settings is not None
+    assert settings.artifact_root == str((tmp_path / "artifacts").resolve())

@@ -236,6 +236,21 @@ def correlation_table(
     return pd.DataFrame.from_records(records, columns=list(CORRELATION_COLUMNS))
 
 
+def _finite_for_interval(
+    values: Sequence[float] | np.ndarray,
+) -> tuple[np.ndarray, tuple[int, float, float, float] | None]:
+    """The finite values, and the (n, mean, low, high) to return at once when they are too few
+    for an interval: none (0, NaN, NaN, NaN) or one (1, the value, NaN, NaN)."""
+    arr = np.asarray(values, dtype=float)
+    arr = arr[np.isfinite(arr)]
+    n = int(arr.size)
+    if n == 0:
+        return arr, (0, math.nan, math.nan, math.nan)
+    if n < 2:
+        return arr, (n, float(arr.mean()), math.nan, math.nan)
+    return arr, None
+
+
 def mean_ci(
     values: Sequence[float] | np.ndarray, confidence: float = DEFAULT_CONFIDENCE
 ) -> tuple[int, float, float, float]:
@@ -245,14 +260,10 @@ def mean_ci(
 
     The interval is NaN below two values, and collapses to the mean when all values agree.
     """
-    arr = np.asarray(values, dtype=float)
-    arr = arr[np.isfinite(arr)]
-    n = int(arr.size)
-    if n == 0:
-        return 0, math.nan, math.nan, math.nan
-    mean = float(arr.mean())
-    if n < 2:
-        return n, mean, math.nan, math.nan
+    arr, too_few = _finite_for_interval(values)
+    if too_few is not None:
+        return too_few
+    n, mean = int(arr.size), float(arr.mean())
     sem = float(arr.std(ddof=1)) / math.sqrt(n)
     if sem == 0:
         return n, mean, mean, mean
@@ -274,14 +285,10 @@ def bootstrap_mean_ci(
     in the score's range; ``bounds`` (a range, e.g. ``(0, 1)``) also clips it. NaN below two
     values; the mean itself when all agree.
     """
-    arr = np.asarray(values, dtype=float)
-    arr = arr[np.isfinite(arr)]
-    n = int(arr.size)
-    if n == 0:
-        return 0, math.nan, math.nan, math.nan
-    mean = float(arr.mean())
-    if n < 2:
-        return n, mean, math.nan, math.nan
+    arr, too_few = _finite_for_interval(values)
+    if too_few is not None:
+        return too_few
+    n, mean = int(arr.size), float(arr.mean())
     if _is_constant(arr):
         return n, mean, mean, mean
     rng = np.random.default_rng(seed)

@@ -337,6 +337,12 @@ def run_benchmark(
                 "cohesion and coherence; BLEU and the passage count fixed"
             ),
             "pooled": "mean of the per-corpus tau (and of each bootstrap replicate's)",
+            "passage_length": (
+                "tau-b of every score and target with each chunking's mean passage length in "
+                "characters (not resampled), and the partial tau of each score with each target "
+                "given that length, (t_xy - t_xz t_yz) / sqrt((1 - t_xz^2)(1 - t_yz^2)), "
+                "undefined where |t_xz| or |t_yz| is 1; intervals from the same replicates"
+            ),
         },
         "chunkers": names,
         "chunkers_not_run": not_run,

@@ -13,6 +13,9 @@ information-preservation segments, recombined with the profile's aggregation; fo
 baselines (size compliance, cohesion, coherence) the passages. BLEU and the passage count are
 fixed (no items to resample).
 
+From the same replicates, ``hope.labelled.passage_length``: the τ of every score with the mean
+passage length and its partial τ with each target given that length (what it tracks beyond size).
+
 The input is a corpus entry of :mod:`hope.labelled.benchmark` (its private ``_per_question`` and
 ``_baseline_items`` arrays); pure functions, no I/O.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,6 +33,7 @@ from hope.baselines import CARDS
 from hope.core.metrics import equations
 from hope.labelled.agreement import all_pairs, kendall_tau, pairwise_agreement, percentile_interval
 from hope.labelled.bootstrap import paired_difference, resample_indices
+from hope.labelled.passage_length import corpus_passage_length, pooled_passage_length
 
 TARGETS = ("budget_recall", "recall", "iou")
 HOPE_METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
@@ -119,15 +124,30 @@ def label_free_scores(
     return scores
 
 
+@dataclass
+class Draws:
+    """One corpus' bootstrap replicates, shared by the convergent τ and the passage-length
+    analysis (``hope.labelled.passage_length``), so that their intervals come from one draw.
+    Per chunker in the order analysed; replicates are (resamples x chunkers)."""
+
+    scores: dict[str, list[float]] = field(default_factory=dict)
+    score_reps: dict[str, np.ndarray] = field(default_factory=dict)
+    labelled: dict[str, list[float]] = field(default_factory=dict)
+    labelled_reps: dict[str, np.ndarray] = field(default_factory=dict)
+    # "<target>|<score>": the convergent τ (NaN where undefined) and its replicates.
+    tau: dict[str, float] = field(default_factory=dict)
+    tau_reps: dict[str, np.ndarray] = field(default_factory=dict)
+
+
 def corpus_validity(
     corpus: dict[str, Any],
     chunkers: list[str],
     profiles: dict[str, dict],
     n_resamples: int,
     seed: int,
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """τ and pairwise agreement per (labelled target, label-free score), and the τ replicates
-    (for pooling)."""
+) -> tuple[dict[str, Any], Draws]:
+    """τ and pairwise agreement per (labelled target, label-free score), and the replicates
+    (for pooling and the passage-length analysis)."""
     per_q = {c: corpus["_per_question"][c] for c in chunkers}
     n_questions = len(next(iter(per_q.values()))["recall"])
     question_draws = resample_indices(n_questions, n_resamples, seed)
@@ -146,12 +166,17 @@ def corpus_validity(
         )
         for name, spec in scores.items()
     }
+    draws = Draws(
+        scores={name: list(spec["point"]) for name, spec in scores.items()},
+        score_reps=score_reps,
+    )
     out: dict[str, Any] = {}
-    replicates: dict[str, np.ndarray] = {}
     for target in TARGETS:
         values = np.array([per_q[c][target] for c in chunkers], dtype=float)  # chunkers x questions
         point_labelled = np.nanmean(values, axis=1)
         labelled_reps = np.nanmean(values[:, question_draws], axis=2).T  # resamples x chunkers
+        draws.labelled[target] = point_labelled.tolist()
+        draws.labelled_reps[target] = labelled_reps
         significant = []
         for i, j in all_pairs(len(chunkers)):
             diff = paired_difference(values[i], values[j], n_resamples=n_resamples, seed=seed)
@@ -164,7 +189,8 @@ def corpus_validity(
             reps = np.array(
                 [kendall_tau(score_reps[name][b], labelled_reps[b]) for b in range(n_resamples)]
             )
-            replicates[f"{target}|{name}"] = reps
+            draws.tau[f"{target}|{name}"] = tau
+            draws.tau_reps[f"{target}|{name}"] = reps
             low, high = percentile_interval(reps)
             cells[name] = {
                 "tau": finite_or_none(tau),
@@ -181,7 +207,7 @@ def corpus_validity(
             "all_pairs": len(all_pairs(len(chunkers))),
             "scores": cells,
         }
-    return out, replicates
+    return out, draws
 
 
 def analyse(
@@ -193,24 +219,42 @@ def analyse(
 ) -> None:
     """Per-corpus validity (``report["corpora"][c]["validity"]``) and the pooled τ
     (``report["pooled"]``): the mean over the corpora where the score exists (HOPE may be missing
-    on a corpus a run did not reach), replicate by replicate."""
+    on a corpus a run did not reach), replicate by replicate. With them, from the same replicates,
+    what each score tracks beyond passage length (``hope.labelled.passage_length``): per corpus
+    ``report["corpora"][c]["passage_length"]``, pooled ``report["pooled_passage_length"]``."""
     pooled: dict[str, dict[str, Any]] = {}
+    by_length: dict[str, tuple[dict[str, Any], dict[str, np.ndarray]]] = {}
     for corpus_name, entry in report["corpora"].items():
         evaluable = [n for n in names if n in entry["_per_question"]]
         if len(evaluable) < MIN_CHUNKERS:
             entry["validity"] = {"skipped": f"only {len(evaluable)} evaluable chunkers"}
+            entry.pop("passage_length", None)
             continue
-        entry["validity"], replicates = corpus_validity(
+        entry["validity"], draws = corpus_validity(
             entry, evaluable, aggregations, n_resamples, seed
         )
+        lengths = [entry["chunkers"][n]["mean_chars"] for n in evaluable]
+        length_block, length_reps = corpus_passage_length(
+            lengths,
+            draws.scores,
+            draws.score_reps,
+            draws.labelled,
+            draws.labelled_reps,
+            draws.tau,
+            draws.tau_reps,
+        )
+        entry["passage_length"] = {"mean_chars": dict(zip(evaluable, lengths, strict=True))}
+        entry["passage_length"].update(length_block)
+        by_length[corpus_name] = (length_block, length_reps)
         for target, block in entry["validity"].items():
             for name, cell in block["scores"].items():
                 slot = pooled.setdefault(
                     f"{target}|{name}", {"points": [], "replicates": [], "corpora": []}
                 )
                 slot["points"].append(math.nan if cell["tau"] is None else cell["tau"])
-                slot["replicates"].append(replicates[f"{target}|{name}"])
+                slot["replicates"].append(draws.tau_reps[f"{target}|{name}"])
                 slot["corpora"].append(corpus_name)
+    report["pooled_passage_length"] = pooled_passage_length(by_length)
     summary: dict[str, Any] = {}
     for key, slot in pooled.items():
         target, name = key.split("|", 1)

@@ -53,7 +53,8 @@ def chunker_rows(report: Mapping[str, Any], profiles: Sequence[str]) -> list[dic
 
 def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
     """``{"tau_<target>": {"pooled" | corpus: {score column: τ}}, "usage": {"requests": n, ...}}``
-    (the usage of a cold run, as in the other stages' summaries)."""
+    (the usage of a cold run, as in the other stages' summaries), with the τ beside passage length
+    of :func:`length_tau_metrics`."""
     metrics: dict[str, Any] = {}
     for target in TARGETS:
         block: dict[str, dict[str, float]] = {}
@@ -65,10 +66,31 @@ def tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
             if cells:
                 block[corpus] = {column(s, primary): c["tau"] for s, c in cells.items()}
         metrics[f"tau_{target}"] = block
+    metrics.update(length_tau_metrics(report, primary))
     metrics["usage"] = {
         "requests": report.get("llm_requests", 0),
         "cache_hits": report.get("llm_cache_hits", 0),
     }
+    return metrics
+
+
+def length_tau_metrics(report: Mapping[str, Any], primary: str) -> dict[str, Any]:
+    """What each score tracks beyond passage length (``hope.labelled.passage_length``), in
+    :func:`tau_metrics`' shape: ``tau_passage_length`` (τ with the mean passage length) and
+    ``tau_<target>_given_length`` (the partial τ), ``{"pooled" | corpus: {score column: τ}}``."""
+    blocks = [("pooled", report.get("pooled_passage_length") or {})]
+    blocks += [(c, e.get("passage_length") or {}) for c, e in report["corpora"].items()]
+    metrics: dict[str, Any] = {"tau_passage_length": {}}
+    for where, block in blocks:
+        cells = block.get("tau_with_length") or {}
+        if cells:
+            metrics["tau_passage_length"][where] = {
+                column(s, primary): c["tau"] for s, c in cells.items()
+            }
+        for target, cells in (block.get("partial_tau_given_length") or {}).items():
+            metrics.setdefault(f"tau_{target}_given_length", {})[where] = {
+                column(s, primary): c["tau"] for s, c in cells.items()
+            }
     return metrics
 
 

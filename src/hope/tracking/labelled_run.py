@@ -24,7 +24,7 @@ from hope.tracking.layout import LABELLED_CHILD_KIND
 from hope.tracking.names import name_part
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
-from hope.tracking.stage import stage_settings
+from hope.tracking.stage import enabled_stage_settings, input_md5s
 
 NOT_SCORES = ("doc_id", "domain", "chunker")
 
@@ -125,20 +125,17 @@ def record_labelled_stage(
     ``usage_by_chunker``: each chunker's LLM usage, for its child run; ``chunker_configs``: each
     chunker's settings, its child run's ``chunker.*`` params."""
     repo = Path.cwd() if repo is None else repo
-    settings = stage_settings(params_path, repo)
-    if not settings.enabled:
+    settings = enabled_stage_settings(params_path, repo)
+    if settings is None:
         return None
-    if settings.artifact_root:
-        settings.artifact_root = str((repo / settings.artifact_root).resolve())
     params = yaml.safe_load(Path(params_path).read_text(encoding="utf-8")) or {}
-    files = [p for path in inputs for p in sorted(Path(path).rglob("*")) if p.is_file()]
     record = labelled_record(
         params,
         Path(out_dir),
         metrics,
         rows,
         timings,
-        file_md5s(files),
+        input_md5s(inputs),
         repo,
         usage_by_chunker,
         chunker_configs,

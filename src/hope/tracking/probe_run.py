@@ -20,7 +20,7 @@ from typing import Any
 from hope.tracking.layout import PROBE_CHILD_KIND
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
-from hope.tracking.stage import stage_settings
+from hope.tracking.stage import enabled_stage_settings, input_md5s
 
 NOT_SCORES = ("doc_id", "domain", "chunker", "n_passages")
 
@@ -93,13 +93,17 @@ def record_probe_stage(
     """Log the run when params.yaml's ``tracking:`` is enabled; returns its id, else None.
     ``inputs``: the files the stage read (their md5s are the run's ``dvc.*`` params)."""
     repo = Path.cwd() if repo is None else repo
-    settings = stage_settings(params_path, repo)
-    if not settings.enabled:
+    settings = enabled_stage_settings(params_path, repo)
+    if settings is None:
         return None
-    if settings.artifact_root:
-        settings.artifact_root = str((repo / settings.artifact_root).resolve())
-    files = [Path(p) for p in inputs if Path(p).is_file()]
     record = probe_record(
-        probe_params, Path(out_dir), metrics, rows, timings, file_md5s(files), repo, chunker_configs
+        probe_params,
+        Path(out_dir),
+        metrics,
+        rows,
+        timings,
+        input_md5s(inputs),
+        repo,
+        chunker_configs,
     )
     return log_run(record, settings)

@@ -221,11 +221,9 @@ def record_score_stage(
     # run, so the same inputs give the same bytes (hope.core.io.RUN_DEPENDENT_KEYS).
     write_json_atomic(out / METRICS_FILE, headline_metrics(rows, summary))
 
-    settings = stage_settings(params_path, repo)
-    if not settings.enabled:
+    settings = enabled_stage_settings(params_path, repo)
+    if settings is None:
         return None
-    if settings.artifact_root:
-        settings.artifact_root = str((repo / settings.artifact_root).resolve())
     configs = chunk_configs(inputs[1]) if len(inputs) > 1 else {}
     record = stage_record(
         params,
@@ -249,6 +247,29 @@ def stage_settings(params_path: Path | str, repo: Path | None = None) -> Trackin
     tracking = params.get("tracking") or {"enabled": False}
     default_uri = f"sqlite:///{(repo / DEFAULT_STORE).resolve()}"
     return TrackingSettings.from_mapping(tracking, default_uri=default_uri)
+
+
+def enabled_stage_settings(params_path: Path | str, repo: Path) -> TrackingSettings | None:
+    """A stage's tracking settings with the artifact root resolved against ``repo``, or None when
+    params.yaml's ``tracking:`` is off: the preamble of every stage's ``record_*_stage``."""
+    settings = stage_settings(params_path, repo)
+    if not settings.enabled:
+        return None
+    if settings.artifact_root:
+        settings.artifact_root = str((repo / settings.artifact_root).resolve())
+    return settings
+
+
+def input_md5s(inputs: Sequence[Path | str]) -> dict[str, str]:
+    """The md5 of each input file and of every file under each input folder (sorted by path
+    within a folder): a stage's ``dvc.*`` params. A path that does not exist is skipped."""
+    files: list[Path] = []
+    for path in map(Path, inputs):
+        if path.is_dir():
+            files += [p for p in sorted(path.rglob("*")) if p.is_file()]
+        elif path.is_file():
+            files.append(path)
+    return file_md5s(files)
 
 
 def stage_trace_recorder(params_path: Path | str):
