@@ -13,15 +13,20 @@ for the offline chunkers of the labelled benchmark and MiniLM retrieval:
      the chunker pairs whose real difference is significant (paired bootstrap over questions);
      beside them the passage-count baseline (more passages ranks higher) and HOPE's tau from
      bench/results/labelled.json where that record has it (budget 2,500 and k 5 only).
-The LLM writer (the embedded model, hope.probe.LLMWriter) is timed on a few questions of one
-corpus (--llm-questions): its seconds per question, what passed the filters, examples.
+Beside tau, the noise ceiling of each real ranking: tau between the real means on each bootstrap
+resample of the real questions and on all of them (median and interval), since a probe cannot be
+expected to follow the real ranking more closely than the real questions follow themselves.
+The LLM writer (hope.probe.LLMWriter in the embedded server: its own model, and with --llm-gguf
+another GGUF such as Qwen2.5-Coder-0.5B) is run on a few strata of one corpus: seconds per
+request, what passed the filters, examples and the model's first drafts.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
-corpora. Timing: the probe's own work per corpus (writing and filtering, embedding its queries,
-ranking and measures, with the passages' vectors cached), plus, on --cold-timing-corpora,
-embedding every chunking's passages once without any cache (the retrieval's other half, the same
-for every writer); chunking excluded; each also scaled to 500 kB.
+corpora. Timing, each repeated --repeats times (median, min, max): the probe's own work per
+corpus for the --timed-writers (writing and filtering, embedding its queries with the model and
+no cache, ranking and measures, with the passages' vectors in memory), plus, on
+--cold-timing-corpora, embedding every chunking's passages without any cache (the retrieval's
+other half, the same for every writer); chunking excluded; each also scaled to 500 kB.
 
-    python bench/bench_probe.py                                  # four corpora, both writers
+    python bench/bench_probe.py                                  # four corpora, every code writer
     python bench/bench_probe.py --corpora chatlogs --writers keyword
 """
 
@@ -55,11 +60,28 @@ CHUNKERS = (
 )
 TARGETS = {"budget_recall": 0.8, "iou": 0.8, "recall": 0.6, "agreement": 0.9, "seconds": 120}
 PER_500KB = 500_000
+NOISE_CEILING = (
+    "how well the real questions agree with themselves, per measure: the median and 95 % "
+    "interval over bootstrap replicates (the same draws of the real questions as the tau "
+    "interval) of Kendall tau between the real means on the resample and the real means on all "
+    "the real questions; pooled: each replicate's mean over corpora. Context for tau, not a "
+    "target: a probe cannot be expected to follow the real ranking more closely than a resample "
+    "of the real questions does"
+)
+TIMING = (
+    "each timing repeated --repeats times: median, min, max (harness.spread). probe_own: writing "
+    "and filtering, embedding the queries with the model (no cache), retrieval and measures, "
+    "with the passages' vectors in memory; passage_embedding_cold: every chunking's passages "
+    "embedded by the model without any cache (on --cold-timing-corpora); total_cold: the sum "
+    "of the two medians; chunking excluded. Only the --timed-writers are timed so; the others "
+    "run once with the persistent embedding cache (probe_own_queries_cached)"
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from hope.core.model_interface import Embedder  # noqa: E402
 from hope.labelled import ChunkPassage  # noqa: E402
 from hope.labelled.agreement import (  # noqa: E402
     kendall_tau,
@@ -106,6 +128,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--llm-corpus", default="chatlogs")
     parser.add_argument(
+        "--llm-gguf",
+        type=Path,
+        help="also run the LLM writer with this GGUF file in the embedded server, once",
+    )
+    parser.add_argument("--llm-model", default=None, help="the --llm-gguf model's name")
+    parser.add_argument(
+        "--llm-gguf-questions", type=int, default=12, help="strata for the --llm-gguf model"
+    )
+    parser.add_argument(
+        "--timed-writers",
+        default="cloze",
+        help="writers whose own work is timed (--repeats times, queries embedded by the model); "
+        "the others run once with the persistent embedding cache, for their tau",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="repeats of every timing (the probe's own work, the cold passage embedding, the "
+        "default LLM writer): median, min and max are recorded",
+    )
+    parser.add_argument(
         "--labelled-record", type=Path, default=REPO / "bench/results/labelled.json"
     )
     parser.add_argument("--output", type=Path, default=REPO / "bench/results/probe.json")
@@ -126,66 +170,73 @@ def replicate_means(per_question: list[list[float]], indices: np.ndarray) -> np.
     return np.nanmean(values[:, indices], axis=2).T
 
 
+class RealSide:
+    """One measure on the real questions: per-question values, means, the resampled means (one
+    draw of the real questions shared by every chunker) and the significantly different pairs."""
+
+    def __init__(self, real: dict[str, Any], names: list[str], measure: str, args: Any):
+        self.per_question = [real["chunkings"][n]["per_question"][measure] for n in names]
+        self.means = [float(np.nanmean(v)) for v in self.per_question]
+        indices = resample_indices(len(self.per_question[0]), args.resamples, args.seed + 1)
+        self.replicates = replicate_means(self.per_question, indices)
+        self.significant = [
+            (i, j)
+            for i in range(len(names))
+            for j in range(i + 1, len(names))
+            if paired_difference(
+                self.per_question[i],
+                self.per_question[j],
+                n_resamples=args.resamples,
+                seed=args.seed,
+            )["significant"]
+        ]
+
+    def against(self, scores: list[float], replicates: Any) -> dict[str, Any]:
+        """Tau of ``scores`` with the real means, its interval from ``replicates`` (one score
+        vector per real replicate, or the same one for all), and significant-pair agreement."""
+        taus = np.array(
+            [kendall_tau(s, r) for s, r in zip(replicates, self.replicates, strict=True)],
+            dtype=float,
+        )
+        low, high = percentile_interval(taus[np.isfinite(taus)], 0.95)
+        return {
+            "tau": kendall_tau(scores, self.means),
+            "low": low,
+            "high": high,
+            **pairwise_agreement(scores, self.means, self.significant),
+            "_replicates": taus,
+        }
+
+    def noise_ceiling(self) -> dict[str, Any]:
+        """How well the real questions agree with themselves: tau between the real means on each
+        resample of the real questions and the real means on all of them."""
+        taus = np.array([kendall_tau(r, self.means) for r in self.replicates], dtype=float)
+        return ceiling_summary(taus)
+
+
+def ceiling_summary(taus: np.ndarray) -> dict[str, Any]:
+    finite = taus[np.isfinite(taus)]
+    if finite.size == 0:
+        return {"median": None, "low": None, "high": None, "_replicates": taus}
+    low, high = percentile_interval(finite, 0.95)
+    return {"median": float(np.median(finite)), "low": low, "high": high, "_replicates": taus}
+
+
 def compare(
-    probe: dict[str, Any], real: dict[str, Any], names: list[str], measure: str, args: Any
+    probe: dict[str, Any], real: RealSide, names: list[str], measure: str, args: Any
 ) -> dict[str, Any]:
     """Tau (with interval) and significant-pair agreement of the probe against the real ones."""
     probe_q = [probe["chunkings"][n]["per_question"][measure] for n in names]
-    real_q = [real["chunkings"][n]["per_question"][measure] for n in names]
     probe_means = [float(np.nanmean(v)) for v in probe_q]
-    real_means = [float(np.nanmean(v)) for v in real_q]
-    replicates = taus(probe_q, real_q, args)
-    significant = [
-        (i, j)
-        for i in range(len(names))
-        for j in range(i + 1, len(names))
-        if paired_difference(real_q[i], real_q[j], n_resamples=args.resamples, seed=args.seed)[
-            "significant"
-        ]
-    ]
-    low, high = percentile_interval(replicates[np.isfinite(replicates)], 0.95)
-    return {
-        "tau": kendall_tau(probe_means, real_means),
-        "low": low,
-        "high": high,
-        **pairwise_agreement(probe_means, real_means, significant),
-        "probe_means": dict(zip(names, probe_means, strict=True)),
-        "real_means": dict(zip(names, real_means, strict=True)),
-        "_replicates": replicates,
-    }
-
-
-def taus(probe_q: list[list[float]], real_q: list[list[float]], args: Any) -> np.ndarray:
     probe_idx = resample_indices(len(probe_q[0]), args.resamples, args.seed)
-    real_idx = resample_indices(len(real_q[0]), args.resamples, args.seed + 1)
-    probe_rep = replicate_means(probe_q, probe_idx)
-    real_rep = replicate_means(real_q, real_idx)
-    return np.array([kendall_tau(p, r) for p, r in zip(probe_rep, real_rep, strict=True)])
-
-
-def baseline(counts: list[float], real: dict[str, Any], names: list[str], measure: str, args):
-    real_q = [real["chunkings"][n]["per_question"][measure] for n in names]
-    real_means = [float(np.nanmean(v)) for v in real_q]
-    real_idx = resample_indices(len(real_q[0]), args.resamples, args.seed + 1)
-    replicates = np.array(
-        [kendall_tau(counts, r) for r in replicate_means(real_q, real_idx)], dtype=float
-    )
-    significant = [
-        (i, j)
-        for i in range(len(names))
-        for j in range(i + 1, len(names))
-        if paired_difference(real_q[i], real_q[j], n_resamples=args.resamples, seed=args.seed)[
-            "significant"
-        ]
-    ]
-    low, high = percentile_interval(replicates[np.isfinite(replicates)], 0.95)
-    return {
-        "tau": kendall_tau(counts, real_means),
-        "low": low,
-        "high": high,
-        **pairwise_agreement(counts, real_means, significant),
-        "_replicates": replicates,
+    return real.against(probe_means, replicate_means(probe_q, probe_idx)) | {
+        "probe_means": dict(zip(names, probe_means, strict=True)),
+        "real_means": dict(zip(names, real.means, strict=True)),
     }
+
+
+def baseline(counts: list[float], real: RealSide) -> dict[str, Any]:
+    return real.against(counts, [counts] * len(real.replicates))
 
 
 def hope_taus(path: Path, corpus: str, k: int) -> dict[str, Any]:
@@ -250,6 +301,8 @@ def targets_met(cells: dict[str, dict[str, Any]], measures: dict[str, str]) -> d
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.repeats < 1:
+        raise SystemExit("--repeats must be at least 1")
     bench_run = harness.start(None if argv is None else [sys.argv[0], *argv])
     started = time.perf_counter()
     from hope.core.io import file_sha256, read_text
@@ -284,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
             "(paired bootstrap over real questions) that the probe's means order alike",
             "pooled": "mean of the per-corpus tau (and of each replicate's); pairs summed",
             "passage_count": "baseline: more passages ranks higher",
+            "noise_ceiling": NOISE_CEILING,
+            "timing": TIMING,
+            "repeats": args.repeats,
         },
         "targets": TARGETS,
         "chunkers": names,
@@ -291,10 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         "corpora": {},
     }
     cells: dict[str, dict[str, list[dict[str, Any]]]] = {
-        w: {m: [] for m in measures} for w in [*writers, "passage_count"]
+        w: {m: [] for m in measures} for w in [*writers, "passage_count", "noise_ceiling"]
     }
     timings: dict[str, float] = {}
-    for corpus in args.corpora.split(","):
+    for corpus in [c for c in args.corpora.split(",") if c]:
         path = args.data / "corpora" / f"{corpus}.md"
         text = read_text(path, "corpus")
         real_questions, _ = read_questions(args.data / "questions.jsonl", text, corpus)
@@ -315,26 +371,41 @@ def main(argv: list[str] | None = None) -> int:
         }
         cold = None
         if corpus in args.cold_timing_corpora.split(","):
-            fresh = CachingEmbedder(embedder.inner)
-            phase = time.perf_counter()
-            for passages in chunkings.values():
-                fresh.embed([p.text for p in passages])
-            cold = round(time.perf_counter() - phase, 1)
-            log(f"{corpus}: every chunking's passages embedded without cache in {cold} s")
+            runs = []
+            for _ in range(args.repeats):
+                fresh = CachingEmbedder(embedder.inner)
+                phase = time.perf_counter()
+                for passages in chunkings.values():
+                    fresh.embed([p.text for p in passages])
+                runs.append(time.perf_counter() - phase)
+            cold = harness.spread(runs, digits=2)
+            log(f"{corpus}: passages embedded without cache in {cold['median']} s (median)")
         entry["passage_embedding_cold_s"] = cold
         log(f"{corpus}: real questions ({len(real_questions)})")
         real = measure_chunkings(text, real_questions, chunkings, embedder, settings)
+        real_sides = {m: RealSide(real, names, m, args) for m in measures}
         entry["real"] = {
             m: {n: real["chunkings"][n]["measures"][m]["mean"] for n in names} for m in measures
         }
+        entry["noise_ceiling"] = {m: side.noise_ceiling() for m, side in real_sides.items()}
+        for m in measures:
+            cells["noise_ceiling"][m].append(entry["noise_ceiling"][m])
+        # The probe's own work is timed with the passages' vectors in memory and its queries
+        # embedded by the model every time (no cache), so each repeat does the same work.
+        warm = WarmPassages(embedder, chunkings)
         for writer in writers:
-            phase = time.perf_counter()
-            result = probe_ranking(text, chunkings, embedder, settings, writer)
-            own = round(time.perf_counter() - phase, 2)
-            compared = {m: compare(result, real, names, m, args) for m in measures}
+            timed = writer in args.timed_writers.split(",")
+            results = []
+            for _ in range(args.repeats if timed else 1):
+                phase = time.perf_counter()
+                result = probe_ranking(
+                    text, chunkings, warm if timed else embedder, settings, writer
+                )
+                results.append((time.perf_counter() - phase, result))
+            result = results[0][1]
+            compared = {m: compare(result, real_sides[m], names, m, args) for m in measures}
             for m in measures:
                 cells[writer][m].append(compared[m])
-            total = None if cold is None else own + cold
             entry["writers"][writer] = {
                 "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
                 "examples": [
@@ -343,74 +414,178 @@ def main(argv: list[str] | None = None) -> int:
                 ],
                 "compared": compared,
                 "targets": targets_met(compared, measures),
-                "timing_s": {
-                    "probe_own_passages_cached": own,
-                    "probe_own_per_500kB": round(own * PER_500KB / len(text), 2),
-                    **result["timings_s"],
-                    "passage_embedding_cold": cold,
-                    "total_cold": None if total is None else round(total, 2),
-                    "total_cold_per_500kB": (
-                        None if total is None else round(total * PER_500KB / len(text), 2)
-                    ),
-                },
+                "timing_s": (
+                    own_timing(results, cold, len(text))
+                    if timed
+                    else {"probe_own_queries_cached": round(results[0][0], 2)}
+                ),
             }
             summary = ", ".join(f"{m} {compared[m]['tau']:+.2f}" for m in measures)
-            log(f"{corpus}: {writer}: {own} s; tau {summary}")
+            log(f"{corpus}: {writer}: {results[0][0]:.1f} s; tau {summary}")
         counts = [float(len(chunkings[n])) for n in names]
-        entry["passage_count"] = {m: baseline(counts, real, names, m, args) for m in measures}
+        entry["passage_count"] = {m: baseline(counts, real_sides[m]) for m in measures}
         for m in measures:
             cells["passage_count"][m].append(entry["passage_count"][m])
         entry["hope"] = hope_taus(args.labelled_record, corpus, args.k)
         report["corpora"][corpus] = entry
         report["pooled"] = {
-            w: {m: pooled(cs) for m, cs in by_measure.items()} for w, by_measure in cells.items()
+            w: {m: pooled(cs) for m, cs in by_measure.items()}
+            for w, by_measure in cells.items()
+            if w != "noise_ceiling"
+        }
+        report["pooled_noise_ceiling"] = {
+            m: pooled_ceiling(cs) for m, cs in cells["noise_ceiling"].items()
         }
         report["pooled_targets"] = {w: targets_met(report["pooled"][w], measures) for w in writers}
         report["timings_s"] = timings
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
         bench_run.write_record(args.output, strip(report))
         log(f"wrote {args.output}")
-    if args.llm_questions > 0:
-        report["llm_writer"] = llm_timing(args, settings)
+    llm_runs = [("default", None, None, args.llm_questions, args.repeats)]
+    if args.llm_gguf:
+        llm_runs.append((args.llm_model, args.llm_gguf, args.llm_model, args.llm_gguf_questions, 1))
+    for key, gguf, model, questions, repeats in llm_runs:
+        if questions <= 0:
+            continue
+        report.setdefault("llm_writer", {})[key] = llm_timing(
+            args, settings, questions, repeats, gguf, model
+        )
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
         bench_run.write_record(args.output, strip(report))
-        log(f"wrote {args.output} with the LLM writer's timing")
+        log(f"wrote {args.output} with the LLM writer ({key})")
     return 0
 
 
-def llm_timing(args: argparse.Namespace, settings: ProbeSettings) -> dict[str, Any]:
-    """Seconds per question of the LLM writer with the embedded model and no answer cache."""
+class WarmPassages(Embedder):
+    """The chunkings' passages from vectors held in memory; every other text (a query) embedded
+    by the model on each call, with no cache."""
+
+    def __init__(self, embedder: Any, chunkings: dict[str, list[ChunkPassage]]):
+        self.identity = embedder.identity
+        self.inner = embedder.inner
+        texts = list(dict.fromkeys(p.text for ps in chunkings.values() for p in ps))
+        self.known = dict(zip(texts, embedder.embed(texts), strict=True))
+
+    def embed(self, texts):
+        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        computed = dict(zip(missing, self.inner.embed(missing), strict=True)) if missing else {}
+        return np.stack([self.known[t] if t in self.known else computed[t] for t in texts])
+
+
+def own_timing(
+    results: list[tuple[float, dict[str, Any]]], cold: dict[str, Any] | None, n_chars: int
+) -> dict[str, Any]:
+    """Median and spread of the repeats of the probe's own work, per part, and scaled to 500 kB
+    (medians); with the cold passage embedding where it was measured (the sum of the medians)."""
+    own = harness.spread([seconds for seconds, _ in results], digits=2)
+    parts = {
+        part: harness.spread([r["timings_s"][part] for _, r in results], digits=3)
+        for part in results[0][1]["timings_s"]
+    }
+    total = None if cold is None else own["median"] + cold["median"]
+    return {
+        "probe_own": own,
+        "probe_own_per_500kB": round(own["median"] * PER_500KB / n_chars, 2),
+        **parts,
+        "passage_embedding_cold": cold,
+        "total_cold": None if total is None else round(total, 2),
+        "total_cold_per_500kB": (None if total is None else round(total * PER_500KB / n_chars, 2)),
+    }
+
+
+def pooled_ceiling(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """The noise ceiling pooled like tau: each replicate's mean over corpora."""
+    stacked = np.stack([c["_replicates"] for c in cells])
+    with np.errstate(all="ignore"):
+        return ceiling_summary(np.nanmean(stacked, axis=0)) | {"corpora": len(cells)}
+
+
+class TimedModel:
+    """A chat model that keeps each request's end time and answer (for per-request times and
+    examples of what the filters rejected)."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.identity = llm.identity
+        self.calls: list[tuple[float, Any]] = []
+
+    async def structured(self, **request: Any) -> Any:
+        try:
+            response = await self.llm.structured(**request)
+        except Exception:
+            self.calls.append((time.perf_counter(), None))
+            raise
+        self.calls.append((time.perf_counter(), response.value))
+        return response
+
+
+def llm_timing(
+    args: argparse.Namespace,
+    settings: ProbeSettings,
+    questions: int,
+    repeats: int,
+    gguf: Path | None,
+    model: str | None,
+) -> dict[str, Any]:
+    """The LLM writer on ``questions`` strata of --llm-corpus, in the embedded server (its own
+    model, or ``gguf``), no answer cache, one attempt per stratum, ``repeats`` times."""
     import asyncio
 
+    from hydra.utils import instantiate
+
     from hope.core.io import read_text
-    from hope.models.factory import default_llm
+    from hope.core.packaged_configs import packaged_config
     from hope.probe import LLMWriter, write_probe_questions
 
     text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
-    phase = time.perf_counter()
-    try:
-        llm = default_llm(cache=None)
-        writer = LLMWriter(llm)
-        probe = write_probe_questions(
-            text, writer, args.llm_questions, seed=args.seed, attempts=1, shape=settings.shape
-        )
-    except Exception as exc:  # an embedded model that cannot start here is a result too
-        return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
-    elapsed = time.perf_counter() - phase
-    asyncio.run(llm.aclose())
+    config = packaged_config("llm", "embedded")
+    if gguf is not None:
+        config.gguf_path = str(gguf)
+        config.model = model or gguf.stem
+    runs = []
+    for _ in range(repeats):
+        phase = time.perf_counter()
+        try:
+            llm = instantiate(config, cache=None)
+            timed = TimedModel(llm)
+            probe = write_probe_questions(
+                text, LLMWriter(timed), questions, seed=args.seed, attempts=1, shape=settings.shape
+            )
+        except Exception as exc:  # an embedded model that cannot start here is a result too
+            return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
+        elapsed = time.perf_counter() - phase
+        asyncio.run(llm.aclose())
+        ends = sorted(end for end, _ in timed.calls)
+        first = ends[0] - phase if ends else elapsed
+        runs.append((elapsed, first, [float(g) for g in np.diff(ends)], probe, timed))
+    _, _, _, probe, timed = runs[0]
+    # One slot serves one request at a time: the gaps between answers are the requests' own
+    # times; the first answer also waits for the model to start.
+    gaps = [gap for run in runs for gap in run[2]]
+    drafts = [value for _, value in timed.calls]
     return {
         "status": "ok",
         "model": llm.identity,
         "corpus": args.llm_corpus,
-        "requests": args.llm_questions,
-        "seconds": round(elapsed, 1),
-        "seconds_per_request": round(elapsed / args.llm_questions, 1),
+        "requests": questions,
+        "repeats": repeats,
+        "seconds": harness.spread([run[0] for run in runs], digits=1),
+        "first_answer_s": harness.spread([run[1] for run in runs], digits=1),
+        "seconds_per_request": harness.spread(gaps, digits=2) if gaps else None,
+        "seconds_for_200_strata": (round(200 * float(np.median(gaps)), 0) if gaps else None),
         **probe.summary(),
         "examples": [
             {"question": q.question, "references": [r.text for r in q.references]}
             for q in probe.questions[:3]
         ],
-        "note": "one attempt per stratum; the model's start is included in the time",
+        "drafts": [
+            None if d is None else {"question": d.question, "excerpts": d.excerpts}
+            for d in drafts[:4]
+        ],
+        "note": "one attempt per stratum, no answer cache; seconds include the model's start; "
+        "seconds_per_request: the gaps between successive answers (one server slot), so without "
+        "the start; seconds_for_200_strata: their median times 200; drafts: the model's first "
+        "answers before the filters (in order of arrival)",
     }
 
 

@@ -15,7 +15,7 @@ it could not tell chunkers apart the way a real question does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -73,6 +73,31 @@ def salient_window(tokens: list[str], width: int, salience: Salience) -> list[st
     return tokens[best : best + width]
 
 
+def drafts_of(
+    corpus: str,
+    tasks: Sequence[WritingTask],
+    query: Callable[[WritingTask, tuple[str, ...]], str],
+) -> list[Draft | None]:
+    """One draft per task: its gold's excerpts and ``query(task, excerpts)``; None where the
+    query is empty. The loop every code writer shares."""
+    drafts: list[Draft | None] = []
+    for task in tasks:
+        excerpts = tuple(corpus[s:e] for s, e in task.gold)
+        question = query(task, excerpts)
+        drafts.append(Draft(question, excerpts, task.gold) if question else None)
+    return drafts
+
+
+def cloze_query(excerpts: Sequence[str], salience: Salience) -> str:
+    """Each excerpt's salient sentence with its salient phrase removed, cut to a window."""
+    width = max(MIN_WORDS_PER_EXCERPT, QUERY_WORDS // len(excerpts))
+    parts = []
+    for text in excerpts:
+        tokens = cloze(_salient_sentence(text, salience), salience)
+        parts.append(" ".join(salient_window(tokens, width, salience)))
+    return " ".join(p for p in parts if p)
+
+
 @dataclass
 class ClozeWriter:
     name: str = "cloze"
@@ -81,17 +106,7 @@ class ClozeWriter:
     def write(
         self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
     ) -> list[Draft | None]:
-        return [self._one(corpus, salience, task) for task in tasks]
-
-    def _one(self, corpus: str, salience: Salience, task: WritingTask) -> Draft | None:
-        excerpts = tuple(corpus[s:e] for s, e in task.gold)
-        width = max(MIN_WORDS_PER_EXCERPT, QUERY_WORDS // len(excerpts))
-        parts = []
-        for text in excerpts:
-            tokens = cloze(_salient_sentence(text, salience), salience)
-            parts.append(" ".join(salient_window(tokens, width, salience)))
-        question = " ".join(p for p in parts if p)
-        return Draft(question, excerpts, task.gold) if question else None
+        return drafts_of(corpus, tasks, lambda _, excerpts: cloze_query(excerpts, salience))
 
 
 def keywords(excerpts: Sequence[str], salience: Salience) -> list[str]:
@@ -109,6 +124,10 @@ def keywords(excerpts: Sequence[str], salience: Salience) -> list[str]:
     return sorted(chosen, key=lambda w: -salience.idf(w))
 
 
+def keyword_query(excerpts: Sequence[str], salience: Salience) -> str:
+    return " ".join(keywords(excerpts, salience))
+
+
 @dataclass
 class KeywordWriter:
     name: str = "keyword"
@@ -117,12 +136,7 @@ class KeywordWriter:
     def write(
         self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
     ) -> list[Draft | None]:
-        drafts: list[Draft | None] = []
-        for task in tasks:
-            excerpts = tuple(corpus[s:e] for s, e in task.gold)
-            words = keywords(excerpts, salience)
-            drafts.append(Draft(" ".join(words), excerpts, task.gold) if words else None)
-        return drafts
+        return drafts_of(corpus, tasks, lambda _, excerpts: keyword_query(excerpts, salience))
 
 
 @dataclass
@@ -133,10 +147,8 @@ class MixedWriter:
     def write(
         self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
     ) -> list[Draft | None]:
-        cloze_writer, keyword_writer = ClozeWriter(), KeywordWriter()
-        return [
-            (cloze_writer if task.seed % 2 == 0 else keyword_writer).write(
-                corpus, salience, [task]
-            )[0]
-            for task in tasks
-        ]
+        def query(task: WritingTask, excerpts: tuple[str, ...]) -> str:
+            style = cloze_query if task.seed % 2 == 0 else keyword_query
+            return style(excerpts, salience)
+
+        return drafts_of(corpus, tasks, query)
