@@ -31,14 +31,18 @@ NOT_SCORES = ("doc_id", "domain", "chunker")
 
 POOLED = "pooled"
 TAU_TABLE = "tau.json"
+# The τ that are metrics: each labelled target's. The τ with passage length and the partial τ
+# given length (hope.labelled.passage_length) live in the table only: as metrics they would take
+# the run past the 60 keys a run is held to (issue #33).
+METRIC_TAUS = ("tau_budget_recall", "tau_recall", "tau_iou")
 
 
 def flat_tau(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """metrics.json's pooled ``tau_<target>.pooled.<score>`` as ``tau/<target>/<score>`` (per
-    corpus: ``tau_table``)."""
+    """metrics.json's pooled ``tau_<target>.pooled.<score>`` as ``tau/<target>/<score>`` for the
+    labelled targets (per corpus, and the τ with passage length: ``tau_table``)."""
     flat = {}
     for key, block in metrics.items():
-        if not key.startswith("tau_"):
+        if key not in METRIC_TAUS:
             continue
         for score, tau in (block.get(POOLED) or {}).items():
             if tau is not None:
