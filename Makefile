@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-precision-items bench-precision bench-sequential bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -133,6 +133,24 @@ bench-labelled: setup
 BENCH_PROBE_ARGS ?=
 bench-probe: setup
 	$(BIN)/python bench/bench_probe.py $(BENCH_PROBE_ARGS)
+
+# HOPE's precision by sample size (issue 34). bench-precision-items: HOPE with 16 focus passages and
+# 16 segments per chunking on the labelled set, every item's score kept
+# (bench/results/precision_items.json; about 20 min of SmolLM2 per corpus on 2 cores; its figure
+# goes to a scratch file, not over the labelled benchmark's). bench-precision: each smaller size
+# drawn from those items: standard error, tau and significant pairs against LLM requests
+# (bench/results/precision.json). bench-sequential: the sequential stopping rule against the full
+# run, on the simulated paper workload and replayed on those items (bench/results/sequential.json).
+PRECISION_CORPORA ?= chatlogs,state_of_the_union,wikitexts
+bench-precision-items: setup
+	$(BIN)/python bench/bench_labelled.py --profiles paper --max-chars 120000 \
+	  --exclude semantic_mpnet --exclude-reason "left out for time (as in bench-labelled)" \
+	  --focus-passages 16 --segments 16 --hope-corpora $(PRECISION_CORPORA) \
+	  --output bench/results/precision_items.json --figure $${TMPDIR:-/tmp}/precision_items.png
+bench-precision: setup
+	$(BIN)/python bench/bench_precision.py $(ARGS)
+bench-sequential: setup
+	$(BIN)/python bench/bench_sequential.py $(ARGS)
 
 # Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
 # paper and robust profiles: bench/results/validity.json (docs/validity.md). Pass models with

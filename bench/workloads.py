@@ -143,12 +143,16 @@ def chunkers() -> list[Any]:
 def mirror_documents(work_dir: Path) -> Path:
     """The mirror prepared as the pipeline prepares it (``experiment=mirror``), once."""
     from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
 
+    from hope.pipeline.config_schema import validate_run_config
     from hope.pipeline.run import locate_documents
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["experiment=mirror"])
-    path, _ = locate_documents(cfg, work_dir)
+    # locate_documents takes the validated config, as hope-run passes it.
+    config = validate_run_config(OmegaConf.to_container(cfg, resolve=True))
+    path, _ = locate_documents(config, work_dir)
     return path
 
 

@@ -13,7 +13,9 @@ comes from its record: no page is edited by hand. Each record gets one page:
 
 The HOPE page (``docs/metric.md``) gets its section "What HOPE tracks beyond passage length" from
 the labelled record in place of a marker line: per sub-metric, τ with the mean passage length and
-the partial τ with each labelled target given it, and a sentence read off the intervals.
+the partial τ with each labelled target given it, and a sentence read off the intervals. Its
+sections on precision by sample size and on the sequential rule come the same way from the
+precision and sequential records (``docs/gen_sampling.py``).
 
 A record's provenance is read from its ``provenance`` block. A record without one (written
 before the block existed) shows whatever it holds of ``commit``, ``code``, ``git``, ``machine``
@@ -27,11 +29,16 @@ import copy
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+# The HOPE page's sample-size sections live beside this script (mkdocs-gen-files runs it by path).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_sampling
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -53,6 +60,12 @@ ABOUT = {
     "ip_ladder": "ζ_inf alone on the validity ladder, choice and support forms "
     "(`bench/bench_ip_ladder.py`).",
     "labelled": "Labelled retrieval beside the label-free scores (`make bench-labelled`).",
+    "precision": "HOPE's precision by sample size: standard error, τ and significant pairs "
+    "against LLM requests (`make bench-precision`).",
+    "precision_items": "HOPE's items at 16 focus passages and 16 segments on the labelled set, "
+    "the precision and sequential benchmarks' input (`make bench-precision-items`).",
+    "sequential": "The sequential stopping rule against the full run: requests and decisions "
+    "(`make bench-sequential`).",
     "paper_dry_run": "The paper-scale request count (`hope-run experiment=paper dry_run=true`).",
     "passage_scale": "One document with 1,000 to 20,000 passages (`make bench-passage-scale`).",
     "probe": "Probe questions against Chroma's real questions: do they rank chunkers alike? "
@@ -548,11 +561,20 @@ def tracks_section(record: dict[str, Any] | None) -> list[str]:
 
 
 def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
-    """The HOPE page with the section's figures in place of its marker line."""
+    """The HOPE page with each generated section's figures in place of its marker line."""
     page = (REPO / "docs" / TRACKS_PAGE).read_text(encoding="utf-8")
-    if TRACKS_MARKER not in page:
-        raise SystemExit(f"docs/{TRACKS_PAGE} lost its line {TRACKS_MARKER!r}")
-    return page.replace(TRACKS_MARKER, "\n".join(tracks_section(all_records.get(TRACKS_RECORD))))
+    sections = {
+        TRACKS_MARKER: tracks_section(all_records.get(TRACKS_RECORD)),
+        gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(all_records.get("precision")),
+        gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
+            all_records.get("sequential")
+        ),
+    }
+    for marker, lines in sections.items():
+        if marker not in page:
+            raise SystemExit(f"docs/{TRACKS_PAGE} lost its line {marker!r}")
+        page = page.replace(marker, "\n".join(lines))
+    return page
 
 
 # --- provenance -------------------------------------------------------------------------------
@@ -733,6 +755,10 @@ def generate(
         out.write(index_page(all_records))
     with opener(TRACKS_PAGE, "w") as out:
         out.write(tracks_page(all_records))
+    curve = gen_sampling.precision_figure(all_records.get("precision"))
+    if curve is not None:
+        with opener(gen_sampling.PRECISION_FIGURE, "wb") as out:
+            out.write(curve)
     for name, record in all_records.items():
         page, figures = record_page(name, record)
         with opener(f"{OUT}/{name}.md", "w") as out:

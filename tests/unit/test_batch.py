@@ -96,7 +96,7 @@ def answer_round(server, round_dir: Path, out: Path, fmt: str = "openai") -> int
     return len(lines)
 
 
-def score(inputs, server, cache_path, out, capsys):
+def score(inputs, server, cache_path, out, capsys, extra=()):
     doc, passages = inputs[1], inputs[3]
     code = main(
         [
@@ -108,19 +108,28 @@ def score(inputs, server, cache_path, out, capsys):
             "--output",
             str(out),
             *overrides(server, cache_path),
+            *extra,
         ]
     )
     assert code == 0, capsys.readouterr().err
     return json.loads(out.read_text())
 
 
-def run_rounds(inputs, server, tmp_path, capsys, fmt="openai"):
+def run_rounds(inputs, server, tmp_path, capsys, fmt="openai", extra=()):
     cache = tmp_path / "batch.sqlite"
     kinds_per_round = []
     for number in range(1, 10):
         round_dir = tmp_path / f"round{number}"
         code = main(
-            ["batch", "export", "--out", str(round_dir), *inputs, *overrides(server, cache)]
+            [
+                "batch",
+                "export",
+                "--out",
+                str(round_dir),
+                *inputs,
+                *overrides(server, cache),
+                *extra,
+            ]
         )
         assert code == 0, capsys.readouterr().err
         summary = json.loads((round_dir / "summary.json").read_text())
@@ -140,6 +149,7 @@ def run_rounds(inputs, server, tmp_path, capsys, fmt="openai"):
                     "--results",
                     str(results),
                     *overrides(server, cache),
+                    *extra,
                 ]
             )
             == 0
@@ -175,6 +185,41 @@ def test_rounds_then_score_from_cache_equal_a_direct_run(inputs, server, tmp_pat
     # The exported bodies are exactly what the live client sent for this document.
     sent = {json.dumps(b, sort_keys=True) for b in server.bodies}
     assert sent <= {json.dumps(b, sort_keys=True) for b in exported}
+
+
+SEQUENTIAL = (
+    "hope.sampling.mode=sequential",
+    "hope.sampling.round_focus_passages=1",
+    "hope.sampling.round_segments=1",
+    "hope.sampling.epsilon=0",
+)
+
+
+@pytest.mark.slow  # about 10 s: the sampling rounds of one document, each over export rounds
+def test_sequential_sampling_exports_round_by_round_and_only_what_a_live_run_sends(
+    inputs, server, tmp_path, capsys
+):
+    # One focus passage and one segment per sampling round: a round's items are exported only
+    # once the previous round's answers are imported, so nothing is asked that a live run
+    # would not ask, and the result from the cache is the live run's.
+    one_doc = inputs[:4]
+    cache, kinds_per_round, final = run_rounds(one_doc, server, tmp_path, capsys, extra=SEQUENTIAL)
+    assert final["exported"] == 0 and final["waiting"] == 0
+    exported = []
+    for number in range(1, len(kinds_per_round) + 1):
+        for path in sorted((tmp_path / f"round{number}").glob("requests-*.jsonl")):
+            exported += [json.loads(line)["body"] for line in path.read_text().splitlines()]
+    from_batch = score(one_doc, server, cache, tmp_path / "b.json", capsys, SEQUENTIAL)
+    assert from_batch["usage"]["llm"]["requests"] == 0
+    assert from_batch["sampling"]["stopped"] == "exhausted"
+    server.bodies.clear()
+    direct = score(one_doc, server, tmp_path / "d.sqlite", tmp_path / "d.json", capsys, SEQUENTIAL)
+    assert from_batch["sampling"] == direct["sampling"]
+    assert from_batch["hope"] == direct["hope"]
+    sent = sorted(json.dumps(b, sort_keys=True) for b in server.bodies)
+    assert sorted(json.dumps(b, sort_keys=True) for b in exported) == sent
+    # more export rounds than the full run's: the second sampling round waits for the first
+    assert len(kinds_per_round) > 3
 
 
 @pytest.mark.slow  # about 5 s: every round of one document

@@ -15,7 +15,7 @@ import logging
 import math
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,13 +24,26 @@ from hope.core import result_cache
 from hope.core.hope_settings import HopeSettings
 from hope.core.metrics import equations
 from hope.core.metrics.concept_unity import ConceptUnity
-from hope.core.metrics.eval_context import EvalContext
-from hope.core.metrics.information_preservation import InformationPreservation
+from hope.core.metrics.eval_context import EvalContext, text_digest
+from hope.core.metrics.information_preservation import InformationPreservation, Segment
 from hope.core.metrics.semantic_independence import SemanticIndependence
-from hope.core.model_interface import ChatModel, Embedder, Usage, labelled_calls, usage_scope
+from hope.core.model_interface import (
+    ChatModel,
+    Embedder,
+    Usage,
+    labelled_calls,
+    placeholder_answers,
+    usage_scope,
+)
 from hope.core.response_cache import ResponseCache
 from hope.core.result import METRICS, HopeResult, MetricCount
 from hope.core.seeding import derive_seed
+from hope.core.sequential_sampling import (
+    RoundBoard,
+    SequentialState,
+    draw_order,
+    passages_digest,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +121,12 @@ class HopeEvaluator:
         passage_ids: Sequence[str] | None = None,
         *,
         progress_desc: str = "HOPE",
+        board: RoundBoard | None = None,
+        member: str = "",
     ) -> HopeResult:
+        """``board``/``member``: under ``sampling.mode: sequential``, the chunkings of this
+        document scored together and this one's name on it (``aevaluate_chunkings``); such a
+        result depends on the others, so it is neither read from nor kept in the result cache."""
         _validate(document, passages, passage_ids)
         settings = self.settings
         agg = settings.aggregation
@@ -121,8 +139,8 @@ class HopeEvaluator:
         ids = (
             list(passage_ids) if passage_ids is not None else [str(i) for i in range(len(passages))]
         )
-        if self.result_cache is None:
-            return await self._score(document, passages, ids, progress_desc)
+        if self.result_cache is None or board is not None:
+            return await self._score(document, passages, ids, progress_desc, board, member)
         started = time.perf_counter()
         key = result_cache.result_key(
             document,
@@ -141,12 +159,47 @@ class HopeEvaluator:
                 "reused_result": True,
             }
             return kept
-        result = await self._score(document, passages, ids, progress_desc)
+        result = await self._score(document, passages, ids, progress_desc, None, member)
         result_cache.store(self.result_cache, key, result)
         return result
 
+    async def aevaluate_chunkings(
+        self,
+        document: str,
+        chunkings: Mapping[str, tuple[Sequence[str], Sequence[str] | None]],
+    ) -> dict[str, HopeResult]:
+        """Score several chunkings of one ``document`` (name -> (passages, passage ids)); each
+        one's LLM calls are labelled ``chunker=<name>``.
+
+        Under ``sampling.mode: sequential`` they sample in lockstep on one ``RoundBoard``: a
+        chunking also stops when each of its comparisons with the others is decided
+        (``hope.core.sequential_sampling``). Otherwise each is scored as ``aevaluate`` would."""
+        if not chunkings:
+            raise InputError("no chunkings to score")
+        board = None
+        if self.settings.sampling.mode == "sequential":
+            board = RoundBoard(list(chunkings))
+        results = await asyncio.gather(
+            *(
+                labelled_calls(
+                    self.aevaluate(
+                        document, passages, ids, progress_desc=name, board=board, member=name
+                    ),
+                    chunker=name,
+                )
+                for name, (passages, ids) in chunkings.items()
+            )
+        )
+        return dict(zip(chunkings, results, strict=True))
+
     async def _score(
-        self, document: str, passages: list[str], ids: list[str], progress_desc: str
+        self,
+        document: str,
+        passages: list[str],
+        ids: list[str],
+        progress_desc: str,
+        board: RoundBoard | None,
+        member: str,
     ) -> HopeResult:
         settings = self.settings
         agg = settings.aggregation
@@ -163,6 +216,7 @@ class HopeEvaluator:
             ctx.progress = tqdm(
                 total=2 * len(focus) + len(segments), desc=progress_desc, unit="item", leave=False
             )
+        state: SequentialState | None = None
         try:
             # The passages go on the similarity grid once for the whole chunking; every retrieval
             # (each question's P_q, each segment's P_st) is then one product against it.
@@ -170,27 +224,47 @@ class HopeEvaluator:
             cu, si = ConceptUnity(ctx), SemanticIndependence(ctx)
             item = self._item
             cu_name, si_name, ip_name = METRICS
-            cu_task = asyncio.gather(
-                *(
-                    labelled_calls(item(cu.score_passage, i, passages[i]), metric=cu_name)
-                    for i in focus
-                )
-            )
-            si_task = asyncio.gather(
-                *(
-                    labelled_calls(item(si.score_passage, i, passages, index, ids), metric=si_name)
-                    for i in focus
-                )
-            )
-            ip_task = asyncio.gather(
-                *(
-                    labelled_calls(
-                        item(ip.score_segment, document, s, passages, index, ids), metric=ip_name
+
+            async def score_items(
+                focus: Sequence[int], segments: Sequence[Segment]
+            ) -> tuple[list[dict[str, Any]], ...]:
+                cu_task = asyncio.gather(
+                    *(
+                        labelled_calls(item(cu.score_passage, i, passages[i]), metric=cu_name)
+                        for i in focus
                     )
-                    for s in segments
                 )
-            )
-            cu_ev, si_ev, ip_ev = await asyncio.gather(cu_task, si_task, ip_task)
+                si_task = asyncio.gather(
+                    *(
+                        labelled_calls(
+                            item(si.score_passage, i, passages, index, ids), metric=si_name
+                        )
+                        for i in focus
+                    )
+                )
+                ip_task = asyncio.gather(
+                    *(
+                        labelled_calls(
+                            item(ip.score_segment, document, s, passages, index, ids),
+                            metric=ip_name,
+                        )
+                        for s in segments
+                    )
+                )
+                return tuple(await asyncio.gather(cu_task, si_task, ip_task))
+
+            if settings.sampling.mode == "sequential":
+                state = SequentialState(
+                    settings,
+                    draw_order(focus, settings.seed, "focus", passages_digest(passages)),
+                    draw_order(segments, settings.seed, "segments", text_digest(document)),
+                )
+                board = board or RoundBoard([member])
+                cu_ev, si_ev, ip_ev, focus, segments = await _sample_in_rounds(
+                    state, board, member, score_items
+                )
+            else:
+                cu_ev, si_ev, ip_ev = await score_items(focus, segments)
         finally:
             if ctx.progress is not None:
                 ctx.progress.close()
@@ -223,14 +297,24 @@ class HopeEvaluator:
 
         counts = {name: _count(ev) for name, ev in zip(METRICS, (cu_ev, si_ev, ip_ev), strict=True)}
         not_sampled = {"score": None, "status": "not_sampled", "reason": "settings.focus_passages"}
+        not_drawn, undrawn = not_sampled, set()
+        if state is not None:
+            # In the focus sample (the full run would score it) but not drawn before the stop.
+            stop = f"stopped after round {len(state.history)} ({state.stopped})"
+            not_drawn = {**not_sampled, "reason": f"sampling.mode sequential: {stop}"}
+            undrawn = set(state.focus_order)
         by_focus = {i: (c, s) for i, c, s in zip(focus, cu_ev, si_ev, strict=True)}
+
+        def absent(i: int) -> dict[str, Any]:
+            return not_drawn if i in undrawn else not_sampled
+
         passage_records = [
             {
                 "index": i,
                 "passage_id": ids[i],
                 "n_chars": len(passages[i]),
-                "concept_unity": by_focus.get(i, (not_sampled, None))[0],
-                "semantic_independence": by_focus.get(i, (None, not_sampled))[1],
+                "concept_unity": by_focus[i][0] if i in by_focus else absent(i),
+                "semantic_independence": by_focus[i][1] if i in by_focus else absent(i),
             }
             for i in range(len(passages))
         ]
@@ -256,6 +340,7 @@ class HopeEvaluator:
             settings=settings.model_dump(mode="json"),
             models={"llm": self.llm.identity, "embedder": self.embedder.identity},
             warnings=warnings,
+            sampling=state.record() if state is not None else None,
         )
 
     def evaluate(
@@ -268,6 +353,47 @@ class HopeEvaluator:
                 await self.llm.aclose()
 
         return asyncio.run(run())
+
+
+async def _sample_in_rounds(
+    state: SequentialState,
+    board: RoundBoard,
+    member: str,
+    score_items: Callable[[Sequence[int], Sequence[Segment]], Awaitable[tuple[list, ...]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[int], list]:
+    """Score ``state``'s items round by round until the board says stop; the evidence and the
+    drawn items in the full run's order (focus passages by index, segments by draw)."""
+    cu_name, si_name, ip_name = METRICS
+    by_passage: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    by_segment: dict[int, tuple[Segment, dict[str, Any]]] = {}
+    try:
+        while state.stopped is None:
+            focus, segments = state.next_round()
+            placeholders: list[str] = []
+            token = placeholder_answers.set(placeholders)
+            try:
+                cu_ev, si_ev, ip_ev = await score_items(focus, segments)
+            finally:
+                placeholder_answers.reset(token)
+            state.add(cu_name, cu_ev)
+            state.add(si_name, si_ev)
+            state.add(ip_name, ip_ev)
+            by_passage.update(zip(focus, zip(cu_ev, si_ev, strict=True), strict=True))
+            by_segment.update((s.draw, (s, r)) for s, r in zip(segments, ip_ev, strict=True))
+            state.close_round()
+            state.stopped = await board.report(member, state, awaiting=bool(placeholders))
+    except BaseException:
+        board.leave(member)
+        raise
+    focus = sorted(by_passage)
+    drawn_segments = [by_segment[d] for d in sorted(by_segment)]
+    return (
+        [by_passage[i][0] for i in focus],
+        [by_passage[i][1] for i in focus],
+        [record for _, record in drawn_segments],
+        focus,
+        [segment for segment, _ in drawn_segments],
+    )
 
 
 def focus_indices(passages: Sequence[str], limit: int | None, seed: int) -> list[int]:

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -104,6 +112,31 @@ class AggregationSettings(_Settings):
     min_passages: int = Field(default=1, ge=1)
 
 
+class SamplingSettings(_Settings):
+    """How many focus passages and segments an evaluation draws (BEYOND THE PAPER when not
+    ``all``; ``hope.core.sequential_sampling``)."""
+
+    mode: Literal["all", "sequential"] = Field(
+        default="all",
+        description="all: every focus passage and segment (the paper); sequential: seeded rounds "
+        "that stop when HOPE's anytime-valid interval is narrow enough or, among the chunkings "
+        "of one document scored together, every comparison is decided",
+    )
+    alpha: float = Field(
+        default=0.05,
+        gt=0,
+        lt=1,
+        description="error rate of a stopping decision: each chunking's HOPE interval holds at "
+        "every round with probability 1 - alpha/2 (so a comparison decided from two of them is "
+        "wrong with probability at most alpha)",
+    )
+    epsilon: float = Field(
+        default=0.05, ge=0, description="stop a chunking when HOPE's half-width is at most this"
+    )
+    round_focus_passages: int = Field(default=8, ge=1, description="focus passages per round")
+    round_segments: int = Field(default=4, ge=1, description="segments per round")
+
+
 class HopeSettings(_Settings):
     profile: str = "paper"
     seed: int = 0
@@ -125,6 +158,7 @@ class HopeSettings(_Settings):
         default_factory=InformationPreservationSettings
     )
     aggregation: AggregationSettings = Field(default_factory=AggregationSettings)
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
 
     @model_validator(mode="after")
     def _consistent(self) -> HopeSettings:
@@ -133,7 +167,26 @@ class HopeSettings(_Settings):
             raise ValueError(
                 f"concept_unity.min_items ({cu.min_items}) exceeds n_items ({cu.n_items})"
             )
+        if self.sampling.mode == "sequential":
+            agg = self.aggregation
+            if agg.hope_zero_as_missing or agg.drop_zero_passage_scores:
+                # Both make HOPE's value depend on which items happen to score 0, so the
+                # bounds of the sub-metrics no longer bound it.
+                raise ValueError(
+                    "sampling.mode sequential needs aggregation.hope_zero_as_missing and "
+                    "aggregation.drop_zero_passage_scores false (the reference profile's "
+                    "choices): an interval of HOPE is then not the weighted mean of its parts'"
+                )
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_default_sampling(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # ``all`` is what every run did before sampling became a setting: leaving it out keeps
+        # the settings a result records, and so its cache key and its bytes, as they were.
+        data = handler(self)
+        if self.sampling.mode == "all":
+            data.pop("sampling", None)
+        return data
 
 
 def load_profile(name: str, **overrides) -> HopeSettings:

@@ -41,6 +41,14 @@ usage_scope: ContextVar[Usage | None] = ContextVar("hope_usage_scope", default=N
 call_labels: ContextVar[Mapping[str, str] | None] = ContextVar("hope_call_labels", default=None)
 
 
+# Set by a sequential sampling round (hope.core.sequential_sampling) for its calls: a model that
+# answers with a placeholder (a batch export, whose answers come in a later round) adds the
+# request's key, and the round then draws no next round until the real answers are in.
+placeholder_answers: ContextVar[list[str] | None] = ContextVar(
+    "hope_placeholder_answers", default=None
+)
+
+
 async def labelled_calls(awaitable: Awaitable[Any], **labels: Any) -> Any:
     """Await ``awaitable`` with ``labels`` added to ``call_labels`` (in this task's context)."""
     token = call_labels.set({**(call_labels.get() or {}), **{k: str(v) for k, v in labels.items()}})

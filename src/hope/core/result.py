@@ -41,13 +41,19 @@ class HopeResult:
     settings: dict[str, Any]
     models: dict[str, str]
     warnings: list[str] = field(default_factory=list)
+    # ``sampling.mode: sequential`` only (hope.core.sequential_sampling): items drawn, intervals
+    # per round, why sampling stopped. Absent otherwise, so other results keep their bytes.
+    sampling: dict[str, Any] | None = None
 
     @property
     def scores(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in ("hope", *METRICS)}
 
     def to_dict(self) -> dict[str, Any]:
-        return nan_to_none(asdict(self))
+        data = asdict(self)
+        if data["sampling"] is None:
+            del data["sampling"]
+        return nan_to_none(data)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> HopeResult:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hope.core.io import iter_json_objects, write_json_atomic
+from hope.core.model_interface import placeholder_answers
 from hope.core.response_cache import ResponseCache
 from hope.models.dry_run_llm import DryRunLLM, RecordedRequest, synthetic_answer
 from hope.models.llm import (
@@ -191,6 +192,8 @@ class BatchExportLLM(DryRunLLM):
             self.files.add(key, body, entry)
             self.exported.add(key)
             self.exported_kinds[request["schema_name"]] += 1
+        if (placeholders := placeholder_answers.get()) is not None:
+            placeholders.append(key)
         # A schema-valid placeholder whose every string carries PENDING.
         value, raw = synthetic_answer(
             model, messages, seed, validate, words=_WORD.findall, mark=_mark, purpose="batch export"

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = ", ".join(f"{name} {seconds:g} s" for name, seconds in timings.items())
     print(
         f"make repro: done ({summary}); paper_figures/, `dvc metrics show`, `dvc plots show` and "
-        "`mlflow ui --backend-store-uri sqlite:///mlflow.db`",
+        "`make ui` (the MLflow UI on mlflow.db, with links that open on the chunker runs)",
         file=sys.stderr,
     )
     return 0

@@ -9,9 +9,10 @@ import math
 import os
 import tempfile
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,15 @@ async def score_pair_stream(
     as each pair finishes and what it returns is kept instead of the pair's result: a caller
     that writes the evidence as it comes keeps a row per pair, not every pair's full result."""
 
+    if evaluator.settings.sampling.mode == "sequential":
+        return await _score_documents_in_lockstep(
+            evaluator,
+            pairs,
+            parallel_documents=parallel_pairs,
+            progress=progress,
+            on_result=on_result,
+        )
+
     async def one(pair: tuple[Mapping[str, Any], str, Sequence[Mapping[str, Any]]]) -> Any:
         document, chunker, records = pair
         result = await labelled_calls(
@@ -102,6 +112,56 @@ async def score_pair_stream(
         )
     finally:
         await evaluator.llm.aclose()
+
+
+Pair = tuple[Mapping[str, Any], str, Sequence[Mapping[str, Any]]]
+
+
+def pairs_by_document(pairs: Iterable[Pair]) -> Iterator[tuple[Mapping[str, Any], list[Pair]]]:
+    """Consecutive pairs of one document, together (``score_pairs`` sorts them that way)."""
+    for _, group in groupby(pairs, key=lambda pair: pair[0]["doc_id"]):
+        members = list(group)
+        yield members[0][0], members
+
+
+async def _score_documents_in_lockstep(
+    evaluator: HopeEvaluator,
+    pairs: Iterable[Pair],
+    *,
+    parallel_documents: int,
+    progress: bool,
+    on_result: Callable[[Mapping[str, Any], str, HopeResult], Any] | None,
+) -> list[Any]:
+    """``sampling.mode: sequential``: the chunkings of each document are scored together, so that
+    a chunking stops sampling once each of its comparisons is decided
+    (``HopeEvaluator.aevaluate_chunkings``). Same return as ``score_pair_stream``."""
+
+    async def one(group: tuple[Mapping[str, Any], list[Pair]]) -> list[Any]:
+        document, members = group
+        chunkings = {
+            chunker: ([r["text"] for r in records], [r["passage_id"] for r in records])
+            for _, chunker, records in members
+        }
+        results = await labelled_calls(
+            evaluator.aevaluate_chunkings(document["text"], chunkings),
+            doc_id=document["doc_id"],
+            domain=document.get("domain", ""),
+        )
+        if on_result is not None:
+            return [on_result(document, chunker, results[chunker]) for chunker in chunkings]
+        return [(document, chunker, results[chunker]) for chunker in chunkings]
+
+    try:
+        nested = await gather_bounded(
+            one,
+            pairs_by_document(pairs),
+            limit=parallel_documents,
+            progress="hope: documents, chunkers in lockstep" if progress else None,
+            unit="document",
+        )
+    finally:
+        await evaluator.llm.aclose()
+    return [kept for group in nested for kept in group]
 
 
 def score_row(document: Mapping[str, Any], chunker: str, result: HopeResult) -> dict[str, Any]:

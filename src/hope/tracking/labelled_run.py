@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from hope.tracking.layout import LABELLED_CHILD_KIND
+from hope.tracking.layout import KIND_TAG, LABELLED_CHILD_KIND, LABELLED_PARENT_KIND
 from hope.tracking.names import name_part
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
@@ -93,7 +93,7 @@ def labelled_record(
             name: out_dir / name for name in ("results.json", "chunkers.csv", "metrics.json")
         },
         tags={
-            "hope.kind": "labelled",
+            KIND_TAG: LABELLED_PARENT_KIND,
             "hope.stage": "labelled",
             "hope.corpus": ",".join(labelled.get("corpora") or []),
             "hope.chunkers": ",".join(sorted({str(r["chunker"]) for r in rows})),

@@ -42,6 +42,16 @@ LABELLED_CHILD_KIND = "labelled_chunker"
 PROBE_CHILD_KIND = "probe_chunker"
 CHUNKER_KINDS = (CHILD_KIND, LABELLED_CHILD_KIND, PROBE_CHILD_KIND)
 CHILD_PREFIX = {CHILD_KIND: "hope", LABELLED_CHILD_KIND: "labelled", PROBE_CHILD_KIND: "probe"}
+# The kind of the parent run each kind of chunker run sits under (the hope stage's run, the
+# labelled stage's, the probe stage's).
+STAGE_PARENT_KIND = "stage"
+LABELLED_PARENT_KIND = "labelled"
+PROBE_PARENT_KIND = "probe"
+PARENT_KIND = {
+    CHILD_KIND: STAGE_PARENT_KIND,
+    LABELLED_CHILD_KIND: LABELLED_PARENT_KIND,
+    PROBE_CHILD_KIND: PROBE_PARENT_KIND,
+}
 # The RAGAS indicators (hope.analysis.paper.INDICATORS, not imported: that package loads plotting).
 RAG_INDICATORS = (
     "answer_correctness",

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hope.tracking.layout import PROBE_CHILD_KIND
+from hope.tracking.layout import KIND_TAG, PROBE_CHILD_KIND, PROBE_PARENT_KIND
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
 from hope.tracking.stage import enabled_stage_settings, input_md5s
@@ -56,7 +56,7 @@ def probe_record(
             name: out_dir / name for name in ("results.json", "chunkers.csv", "metrics.json")
         },
         tags={
-            "hope.kind": "probe",
+            KIND_TAG: PROBE_PARENT_KIND,
             "hope.stage": "probe",
             "hope.corpus": ",".join(domains),
             "hope.chunkers": ",".join(sorted({str(r["chunker"]) for r in per_domain})),

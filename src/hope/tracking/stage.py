@@ -30,6 +30,7 @@ import yaml
 
 from hope.core.result import METRICS
 from hope.tracking.datasets import CHUNKS, CORPUS, DataFile
+from hope.tracking.layout import KIND_TAG, STAGE_PARENT_KIND
 from hope.tracking.names import finite_mean, is_finite
 from hope.tracking.provenance import file_md5s
 from hope.tracking.record import RunRecord, log_run
@@ -142,7 +143,7 @@ def stage_record(
         },
         evidence_artifacts={"evidence.jsonl": out_dir / "evidence.jsonl"},
         tags={
-            "hope.kind": "stage",
+            KIND_TAG: STAGE_PARENT_KIND,
             "hope.stage": "hope",
             "hope.corpus": corpus,
             "hope.profile": profile,

@@ -14,12 +14,9 @@ import json
 import urllib.parse
 from dataclasses import dataclass
 
-from hope.tracking.layout import CHILD_PREFIX, KIND_TAG, PARENT_TAG
+from hope.tracking.layout import CHILD_PREFIX, KIND_TAG, PARENT_KIND, PARENT_TAG
 
 RUNS_VIEW = "workflowType=machine_learning"
-# The parent run kind above each chunker run kind (hope.tracking.layout: the stage's parent of
-# ``chunker`` runs, the labelled and probe stages' of theirs).
-PARENT_KIND = {"chunker": "stage", "labelled_chunker": "labelled", "probe_chunker": "probe"}
 
 
 def kind_filter(kind: str) -> str:

@@ -1,0 +1,191 @@
+"""HOPE's precision by sample size (issue 34): how precise a chunking's HOPE is, and how well it
+ranks chunkers, for 1, 2, 4, ... focus passages and segments, against the LLM requests that costs.
+
+Input: a record of ``bench/bench_labelled.py`` run with the largest size (``--focus-passages 16
+--segments 16``; see ``make bench-precision``), which keeps every item's score. Each smaller size
+is drawn from those items: ``--subsamples`` seeded draws of m focus passages per chunking and m
+segments per corpus (the same segments for every chunking, as the evaluator asks every chunking
+about the same segments). A random m-subset of a random 16-sample is a random m-sample of the
+chunking, so each draw is what a run at size m would have scored, without asking the model again.
+
+Per corpus and size m, over the draws (median and 95 % range):
+- ``se``: each chunking's standard error of HOPE (``sampling_stats.standard_error``: the
+  sub-metrics' standard errors with n - 1, combined as eq. 10 combines them), the median over
+  chunkings. Not a bootstrap one: with one focus passage a bootstrap standard error is 0, which
+  would call the noisiest size exact; this one is undefined there;
+- ``tau``: Kendall tau between the chunkings' HOPE and each labelled target of the record
+  (budget recall, recall@k, IoU@k);
+- ``significant_pairs``: chunker pairs whose HOPE difference a t test at 95 % calls significant
+  (``sampling_stats.compare``; segments paired, degrees of freedom the smallest count less one);
+- ``requests``: the LLM requests of a run at size m (``sampling_stats.requests_for``; the
+  record's own request count at the largest size is printed beside it as a check).
+
+Output: bench/results/precision.json (``make bench-precision``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import harness
+from sampling_stats import METRICS, decisions, hope_of, requests_for, standard_error
+
+TARGETS = ("budget_recall", "recall", "iou")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", default="bench/results/precision_items.json")
+    parser.add_argument("--profile", default="paper")
+    parser.add_argument("--sizes", default="1,2,4,8,16")
+    parser.add_argument("--subsamples", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default="bench/results/precision.json")
+    return parser.parse_args(argv)
+
+
+def corpus_chunkings(corpus: dict[str, Any], profile: str) -> dict[str, dict[str, Any]]:
+    """name -> {"items", "targets"} for the chunkings HOPE scored in this corpus."""
+    found = {}
+    for name, chunker in corpus["chunkers"].items():
+        hope = (chunker.get("hope") or {}).get(profile) or {}
+        if hope.get("status") != "ok" or "items" not in hope:
+            continue
+        targets = {t: (chunker.get("labelled") or {}).get(t, {}).get("mean") for t in TARGETS}
+        found[name] = {"items": hope["items"], "targets": targets, "llm": hope.get("llm", {})}
+    return found
+
+
+def _tau(x: list[float], y: list[float]) -> float:
+    from scipy.stats import kendalltau
+
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        return float("nan")
+    return float(kendalltau(x, y).statistic)
+
+
+def _summary(values: list[float]) -> dict[str, Any]:
+    kept = np.array([v for v in values if v is not None and np.isfinite(v)], dtype=float)
+    if kept.size == 0:
+        return {"median": None, "low": None, "high": None, "n": 0}
+    low, median, high = np.percentile(kept, [2.5, 50, 97.5])
+    return {"median": float(median), "low": float(low), "high": float(high), "n": int(kept.size)}
+
+
+def subsample(
+    chunkings: dict[str, dict[str, Any]], m: int, rng: np.random.Generator
+) -> dict[str, dict[str, list[Any]]]:
+    """m focus passages of each chunking and m segments of the corpus, drawn without replacement
+    (all of them when fewer)."""
+    n_segments = max(len(c["items"]["information_preservation"]) for c in chunkings.values())
+    segments = set(rng.permutation(n_segments)[:m].tolist())
+    drawn = {}
+    for name, chunking in chunkings.items():
+        items = chunking["items"]
+        n_focus = max(len(items[metric]) for metric in METRICS[:2])
+        focus = set(rng.permutation(n_focus)[:m].tolist())
+        drawn[name] = {
+            metric: [v for i, v in enumerate(items[metric]) if i in focus] for metric in METRICS[:2]
+        }
+        drawn[name][METRICS[2]] = [
+            v if i in segments else None for i, v in enumerate(items[METRICS[2]])
+        ]
+    return drawn
+
+
+def measure_size(
+    chunkings: dict[str, dict[str, Any]],
+    m: int,
+    n_questions: int,
+    subsamples: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    names = sorted(chunkings)
+    taus: dict[str, list[float]] = {t: [] for t in TARGETS}
+    ses, significant = [], []
+    for _ in range(subsamples):
+        drawn = subsample(chunkings, m, rng)
+        scores = [hope_of(drawn[n]) for n in names]
+        for target in TARGETS:
+            values = [chunkings[n]["targets"][target] for n in names]
+            taus[target].append(_tau(scores, values))
+        ses.append(float(np.median([standard_error(drawn[n]) for n in names])))
+        found = decisions(drawn)
+        significant.append(sum(1 for v in found.values() if v != 0))
+    n_focus = min(m, min(max(len(c["items"][k]) for k in METRICS[:2]) for c in chunkings.values()))
+    n_segments = min(m, max(len(c["items"][METRICS[2]]) for c in chunkings.values()))
+    drawn_counts = {n: {"focus_passages": n_focus, "segments": n_segments} for n in names}
+    return {
+        "size": m,
+        "requests": requests_for(drawn_counts, n_questions, n_segments),
+        "se": _summary(ses),
+        "tau": {t: _summary(v) for t, v in taus.items()},
+        "significant_pairs": _summary(significant),
+        "pairs": len(names) * (len(names) - 1) // 2,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    run = harness.start(argv)
+    source_path = Path(args.source)
+    source = json.loads(source_path.read_text(encoding="utf-8"))
+    hope_size = source["settings"]["hope_size"]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rng = np.random.default_rng(args.seed)
+    corpora: dict[str, Any] = {}
+    for name, corpus in source["corpora"].items():
+        chunkings = corpus_chunkings(corpus, args.profile)
+        if len(chunkings) < 3:
+            continue
+        largest = max(sizes)
+        recorded = sum(
+            int(c["llm"].get("requests", 0)) + int(c["llm"].get("cache_hits", 0))
+            for c in chunkings.values()
+        )
+        curve = [
+            measure_size(chunkings, m, hope_size["questions"], args.subsamples, rng) for m in sizes
+        ]
+        corpora[name] = {
+            "chunkings": sorted(chunkings),
+            "recorded_calls_at_largest_size": recorded,
+            "curve": curve,
+        }
+        print(f"{name}: sizes {sizes}, largest {largest}", file=sys.stderr)
+    if not corpora:
+        raise SystemExit(f"{source_path}: no corpus with HOPE items for 3 or more chunkings")
+    record = {
+        "benchmark": "HOPE's precision by sample size (issue 34)",
+        "source": {
+            "record": str(source_path),
+            "commit": source["provenance"]["commit"],
+            "command": source["provenance"]["command"],
+            "hope_size": hope_size,
+            "embedder": source["settings"]["embedder"],
+        },
+        "settings": {
+            "profile": args.profile,
+            "sizes": sizes,
+            "subsamples": args.subsamples,
+            "seed": args.seed,
+            "confidence": 0.95,
+            "targets": list(TARGETS),
+            "what": "size m = m focus passages per chunking and m segments per corpus, drawn "
+            "from the source record's items; each figure the median and 95 % range over the "
+            "draws",
+        },
+        "corpora": corpora,
+    }
+    run.write_record(args.output, record)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

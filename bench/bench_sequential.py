@@ -1,0 +1,326 @@
+"""The sequential stopping rule (``hope.sampling.mode: sequential``, issue 34) against the full run:
+LLM requests used and agreement of the significant pairwise decisions.
+
+Two workloads:
+
+- **simulated paper workload**: the paper profile at the paper's counts (every passage a focus
+  passage, 5 statements, 5 questions, 20 segments) on ``--docs`` documents of the offline mirror x
+  the scale benchmark's 8 chunkers, against the simulated server with hashing embeddings. The
+  full run and each sequential run (one per ``--epsilons`` value) run cold, each on its own cache,
+  through ``score_pair_stream`` as the ``hope`` stage runs them (the chunkings of a document on
+  one board). Requests are what each run sent the server.
+- **embedded model, replayed** (``--items``): the items a real SmolLM2 run scored
+  (``bench/results/precision_items.json``, 16 focus passages and 16 segments per chunking of the
+  labelled set's corpora): the full run is all of them, and the sequential rule is replayed on
+  their scores (``sampling_stats.replay_sequential``, the evaluator's own ``SequentialState`` and
+  ``RoundBoard``); its requests are counted from the items drawn (``requests_for``). Replaying
+  is exact because each item's answers are fixed by its seed; it is not every passage of the
+  chunking, which at the paper's counts is hours of SmolLM2 on 2 cores.
+
+Decisions: for every pair of chunkings of a document, ``sampling_stats.compare`` (a t test of the
+HOPE difference at 95 %) on the items each run scored; agreement is the share of pairs where the
+sequential run's decision (higher, lower or undecided) is the full run's. Also recorded: the
+comparisons the rule itself decided (disjoint intervals) whose order the full run's point scores
+contradict.
+
+Targets (issue 34): agreement >= 95 % with <= 25 % of the full run's requests, on both workloads.
+Output: bench/results/sequential.json (``make bench-sequential``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import math
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import harness
+from sampling_stats import (
+    agreement,
+    decisions,
+    hope_of,
+    items_of,
+    replay_sequential,
+    requests_for,
+)
+from workloads import chunkers, mirror_documents, select, simulated_llm, simulated_server
+
+TARGETS = {"agreement": 0.95, "request_share": 0.25}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=10, help="mirror documents (simulated)")
+    parser.add_argument("--epsilons", default="0.05,0.1")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--round-focus-passages", type=int, default=8)
+    parser.add_argument("--round-segments", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--parallel-pairs", type=int, default=8)
+    parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")
+    parser.add_argument("--items", default="bench/results/precision_items.json")
+    parser.add_argument("--skip-simulated", action="store_true")
+    parser.add_argument("--output", default="bench/results/sequential.json")
+    return parser.parse_args(argv)
+
+
+def sampling(args: argparse.Namespace, epsilon: float) -> dict[str, Any]:
+    return {
+        "mode": "sequential",
+        "alpha": args.alpha,
+        "epsilon": epsilon,
+        "round_focus_passages": args.round_focus_passages,
+        "round_segments": args.round_segments,
+    }
+
+
+def disjoint_contradicted(
+    records: dict[str, dict[str, Any]], full_scores: dict[str, float]
+) -> tuple[int, int]:
+    """(comparisons the rule decided, of which the full run's scores order the other way)."""
+    made = wrong = 0
+    for a, b in itertools.combinations(sorted(records), 2):
+        if not (math.isfinite(full_scores[a]) and math.isfinite(full_scores[b])):
+            continue  # a chunking whose full-run HOPE is undefined orders nothing
+        ia, ib = records[a]["intervals"]["hope"], records[b]["intervals"]["hope"]
+        if ia[0] > ib[1] or ib[0] > ia[1]:
+            made += 1
+            wrong += (ia[0] > ib[1]) != (full_scores[a] > full_scores[b])
+    return made, wrong
+
+
+def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) -> dict[str, Any]:
+    totals: dict[str, int] = defaultdict(int)
+    for doc in per_doc:
+        for key, value in doc["agreement"].items():
+            if key != "agreement" and isinstance(value, int):
+                totals[key] += value
+    stopped: dict[str, int] = defaultdict(int)
+    for doc in per_doc:
+        for reason in doc["stopped"].values():
+            stopped[reason] += 1
+    share = requests / full_requests if full_requests else None
+    agree = totals["agreeing"] / totals["pairs"] if totals["pairs"] else None
+    return {
+        "requests": requests,
+        "request_share": share,
+        "decisions": {**totals, "agreement": agree},
+        "rule_decided": sum(d["rule_decided"] for d in per_doc),
+        "rule_decided_contradicted": sum(d["rule_contradicted"] for d in per_doc),
+        "stopped": dict(stopped),
+        "targets_met": {
+            "agreement": agree is not None and agree >= TARGETS["agreement"],
+            "request_share": share is not None and share <= TARGETS["request_share"],
+        },
+    }
+
+
+# --- simulated paper workload --------------------------------------------------------------------
+
+
+def score_all(base_url: str, documents, chunker_list, cache_path: Path, args, sampling_cfg):
+    from hope.core.chunk_cache import cached_chunks
+    from hope.core.evaluator import HopeEvaluator
+    from hope.core.hope_settings import load_profile
+    from hope.core.response_cache import ResponseCache
+    from hope.models.embeddings import CachingEmbedder, HashingEmbedder
+    from hope.pipeline.chunk_step import chunk_pair
+    from hope.pipeline.score_step import score_pair_stream
+
+    cache = ResponseCache(cache_path)
+    llm = simulated_llm(base_url, args.concurrency, cache)
+    embedder = CachingEmbedder(HashingEmbedder(), cache)
+    overrides = {"sampling": sampling_cfg} if sampling_cfg else {}
+    settings = load_profile("paper", progress=False, **overrides)
+    evaluator = HopeEvaluator(llm, embedder, settings)
+
+    def pairs():
+        for document in documents:
+            for chunker in chunker_list:
+                records = cached_chunks(
+                    cache,
+                    chunker.config,
+                    document,
+                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+                )
+                yield document, chunker.name, records
+
+    started = time.perf_counter()
+    scored = asyncio.run(
+        score_pair_stream(evaluator, pairs(), parallel_pairs=args.parallel_pairs, progress=False)
+    )
+    wall = time.perf_counter() - started
+    by_doc: dict[str, dict[str, Any]] = defaultdict(dict)
+    for document, chunker, result in scored:
+        by_doc[document["doc_id"]][chunker] = {
+            "items": items_of(result),
+            "hope": result.hope,
+            "sampling": result.sampling,
+        }
+    usage = llm.usage.to_dict()
+    cache.close()
+    return by_doc, {"requests": usage["requests"], "failures": usage["failures"], "wall_s": wall}
+
+
+def simulated(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="hope-bench-sequential-"))
+    work.mkdir(parents=True, exist_ok=True)
+    documents = select(mirror_documents(work), args.docs)
+    chunker_list = chunkers()
+    out: dict[str, Any] = {
+        "documents": [d["doc_id"] for d in documents],
+        "document_chars": sum(len(d["text"]) for d in documents),
+        "chunkers": [c.name for c in chunker_list],
+        "profile": "paper (every passage, 5 statements, 5 questions, 20 segments)",
+        "runs": {},
+    }
+    with simulated_server(0.0) as (base_url, _stats):
+        print("simulated: full run", file=sys.stderr)
+        full, full_usage = score_all(
+            base_url, documents, chunker_list, work / "full.sqlite", args, None
+        )
+        out["full"] = full_usage
+        full_decisions = {
+            doc: decisions({c: v["items"] for c, v in chunks.items()})
+            for doc, chunks in full.items()
+        }
+        for epsilon in [float(e) for e in args.epsilons.split(",")]:
+            print(f"simulated: sequential, epsilon {epsilon}", file=sys.stderr)
+            cfg = sampling(args, epsilon)
+            seq, seq_usage = score_all(
+                base_url, documents, chunker_list, work / f"seq-{epsilon}.sqlite", args, cfg
+            )
+            per_doc = []
+            for doc, chunks in seq.items():
+                found = decisions({c: v["items"] for c, v in chunks.items()})
+                records = {c: v["sampling"] for c, v in chunks.items()}
+                made, wrong = disjoint_contradicted(
+                    records, {c: v["hope"] for c, v in full[doc].items()}
+                )
+                per_doc.append(
+                    {
+                        "doc_id": doc,
+                        "agreement": agreement(full_decisions[doc], found),
+                        "stopped": {c: r["stopped"] for c, r in records.items()},
+                        "rule_decided": made,
+                        "rule_contradicted": wrong,
+                    }
+                )
+            out["runs"][str(epsilon)] = {
+                "sampling": cfg,
+                "wall_s": seq_usage["wall_s"],
+                "failures": seq_usage["failures"],
+                **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
+                "documents": per_doc,
+            }
+    return out
+
+
+# --- embedded model, replayed ---------------------------------------------------------------------
+
+
+def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
+    from hope.core.hope_settings import load_profile
+
+    path = Path(args.items)
+    if not path.is_file():
+        return None
+    source = json.loads(path.read_text(encoding="utf-8"))
+    n_questions = source["settings"]["hope_size"]["questions"]
+    out: dict[str, Any] = {
+        "source": {
+            "record": str(path),
+            "commit": source["provenance"]["commit"],
+            "command": source["provenance"]["command"],
+            "hope_size": source["settings"]["hope_size"],
+        },
+        "runs": {},
+    }
+    corpora = {}
+    for name, corpus in source["corpora"].items():
+        chunkings = {
+            c: v["hope"]["paper"]["items"]
+            for c, v in corpus["chunkers"].items()
+            if (v.get("hope") or {}).get("paper", {}).get("status") == "ok"
+        }
+        if len(chunkings) >= 2:
+            corpora[name] = chunkings
+    out["corpora"] = sorted(corpora)
+    full_requests = 0
+    full_decisions = {}
+    for name, chunkings in corpora.items():
+        counts = {
+            c: {
+                "focus_passages": max(len(i["concept_unity"]), len(i["semantic_independence"])),
+                "segments": len(i["information_preservation"]),
+            }
+            for c, i in chunkings.items()
+        }
+        shared = max(d["segments"] for d in counts.values())
+        full_requests += requests_for(counts, n_questions, shared)
+        full_decisions[name] = decisions(chunkings)
+    out["full"] = {"requests": full_requests}
+    for epsilon in [float(e) for e in args.epsilons.split(",")]:
+        settings = load_profile("paper", progress=False, sampling=sampling(args, epsilon))
+        requests, per_doc = 0, []
+        for name, chunkings in corpora.items():
+            replay = replay_sequential(chunkings, settings)
+            drawn = {c: r["record"]["drawn"] for c, r in replay.items()}
+            shared = len(set().union(*(r["drawn_segment_positions"] for r in replay.values())))
+            requests += requests_for(drawn, n_questions, shared)
+            found = decisions({c: r["items"] for c, r in replay.items()})
+            made, wrong = disjoint_contradicted(
+                {c: r["record"] for c, r in replay.items()},
+                {c: hope_of(i) for c, i in chunkings.items()},
+            )
+            per_doc.append(
+                {
+                    "doc_id": name,
+                    "agreement": agreement(full_decisions[name], found),
+                    "stopped": {c: r["record"]["stopped"] for c, r in replay.items()},
+                    "rule_decided": made,
+                    "rule_contradicted": wrong,
+                }
+            )
+        out["runs"][str(epsilon)] = {
+            "sampling": sampling(args, epsilon),
+            **summarise(per_doc, requests, full_requests),
+            "documents": per_doc,
+        }
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    run = harness.start(argv)
+    record: dict[str, Any] = {
+        "benchmark": "the sequential stopping rule against the full run (issue 34)",
+        "targets": TARGETS,
+        "decision_test": "sampling_stats.compare: t test of the HOPE difference at 95 % on each "
+        "run's scored items (segments paired, df = smallest item count - 1)",
+    }
+    if not args.skip_simulated:
+        record["simulated"] = simulated(args)
+    embedded = replayed(args)
+    record["embedded_replayed"] = (
+        embedded
+        if embedded is not None
+        else {
+            "status": "not run",
+            "reason": f"{args.items} not found (make bench-precision-items writes it)",
+        }
+    )
+    run.write_record(args.output, record)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""The HOPE page's sections on sample size, generated from their records by ``gen_results.py``:
+
+- "HOPE's precision by sample size" from ``bench/results/precision.json``: per corpus and size,
+  the LLM requests, HOPE's standard error, Kendall τ with each labelled target and the number of
+  significantly different chunker pairs, as a table and a figure (the curve of precision against
+  requests);
+- "Sequential sampling" from ``bench/results/sequential.json``: per workload and ε, the share of
+  the full run's requests used and the agreement of the significant decisions, against the
+  targets.
+
+A missing record gives a "Figures owed" note naming the make target that writes it.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+PRECISION_MARKER = "<!-- gen_results: HOPE's precision by sample size -->"
+SEQUENTIAL_MARKER = "<!-- gen_results: the sequential rule against the full run -->"
+PRECISION_FIGURE = "results/precision_curve.png"
+TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
+
+
+def _num(value: Any, spec: str = ".3f") -> str:
+    return "–" if value is None else format(value, spec)
+
+
+def _range(cell: dict[str, Any] | None, spec: str = "+.2f") -> str:
+    if not cell or cell.get("median") is None:
+        return "–"
+    middle = format(cell["median"], spec)
+    if cell.get("low") is None or cell["low"] == cell["high"]:
+        return middle
+    return f"{middle} [{format(cell['low'], spec)}, {format(cell['high'], spec)}]"
+
+
+def _owed(record_name: str, target: str) -> list[str]:
+    return [
+        '!!! warning "Figures owed"',
+        f"    there is no `bench/results/{record_name}.json`: the figures appear here once",
+        f"    `{target}` has run and its record is committed.",
+        "",
+    ]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def precision_section(record: dict[str, Any] | None) -> list[str]:
+    if not record:
+        return _owed("precision", "make bench-precision")
+    source = record.get("source") or {}
+    settings = record.get("settings") or {}
+    commit = str((record.get("provenance") or {}).get("commit") or "?")[:10]
+    size = source.get("hope_size") or {}
+    lines = [
+        f"From `bench/results/precision.json` (commit `{commit}`), drawn from the items of "
+        f"`{source.get('record', '?')}` (commit `{str(source.get('commit') or '?')[:10]}`: "
+        f"{size.get('focus_passages')} focus passages and {size.get('segments')} segments per "
+        f"chunking, {size.get('statements')} statements, {size.get('questions')} question; "
+        f"profile `{settings.get('profile')}`). Size m is m focus passages per chunking and m "
+        f"segments per corpus; each cell is the median and 95 % range over "
+        f"{settings.get('subsamples')} seeded draws of that size. The standard error is "
+        "undefined below 2 items. Significant pairs: t test at 95 % (segments paired).",
+        "",
+        f"![HOPE's standard error and τ against LLM requests]({PRECISION_FIGURE})",
+        "",
+    ]
+    for corpus, block in (record.get("corpora") or {}).items():
+        curve = block.get("curve") or []
+        pairs = curve[0].get("pairs") if curve else "?"
+        header = [
+            "m",
+            "requests",
+            "HOPE's standard error",
+            *(f"τ with {TARGET_WORDS.get(t, t)}" for t in settings.get("targets") or []),
+            f"significant pairs (of {pairs})",
+        ]
+        rows = [
+            [
+                str(point["size"]),
+                str(point["requests"]),
+                _range(point.get("se"), ".3f"),
+                *(_range((point.get("tau") or {}).get(t)) for t in settings.get("targets") or []),
+                _range(point.get("significant_pairs"), ".0f"),
+            ]
+            for point in curve
+        ]
+        lines += [f"**{corpus}** ({len(block.get('chunkings') or [])} chunkings)", ""]
+        lines += _table(header, rows)
+    return lines
+
+
+def precision_figure(record: dict[str, Any] | None) -> bytes | None:
+    """Standard error and τ with budget recall against requests, one line per corpus."""
+    if not record or not record.get("corpora"):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4), constrained_layout=True)
+    for corpus, block in record["corpora"].items():
+        curve = block.get("curve") or []
+        xs = [p["requests"] for p in curve]
+        se = [(p.get("se") or {}).get("median") for p in curve]
+        tau = [((p.get("tau") or {}).get("budget_recall") or {}).get("median") for p in curve]
+        left.plot(
+            [x for x, y in zip(xs, se, strict=True) if y is not None],
+            [y for y in se if y is not None],
+            marker="o",
+            label=corpus,
+        )
+        right.plot(
+            [x for x, y in zip(xs, tau, strict=True) if y is not None],
+            [y for y in tau if y is not None],
+            marker="o",
+            label=corpus,
+        )
+    for ax, label in ((left, "HOPE's standard error (median)"), (right, "τ with budget recall")):
+        ax.set_xscale("log")
+        ax.set_xlabel("LLM requests per corpus (7 chunkings)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    right.axhline(0, color="grey", linewidth=0.8)
+    left.legend(fontsize=8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _met(flag: Any) -> str:
+    return "met" if flag else "missed"
+
+
+def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for epsilon, run in runs.items():
+        found = run.get("decisions") or {}
+        met = run.get("targets_met") or {}
+        stopped = ", ".join(f"{k} {v}" for k, v in sorted((run.get("stopped") or {}).items()))
+        rows.append(
+            [
+                epsilon,
+                f"{_num(run.get('request_share'), '.0%')} ({_met(met.get('request_share'))})",
+                f"{_num(found.get('agreement'), '.0%')} ({_met(met.get('agreement'))})",
+                f"{found.get('significant_kept')} of {found.get('reference_significant')}",
+                str(found.get("reversed")),
+                str(found.get("new_significant")),
+                f"{run.get('rule_decided_contradicted')} of {run.get('rule_decided')}",
+                stopped,
+            ]
+        )
+    return rows
+
+
+def sequential_section(record: dict[str, Any] | None) -> list[str]:
+    if not record:
+        return _owed("sequential", "make bench-sequential")
+    commit = str((record.get("provenance") or {}).get("commit") or "?")[:10]
+    targets = record.get("targets") or {}
+    lines = [
+        f"From `bench/results/sequential.json` (commit `{commit}`). Targets: agreement ≥ "
+        f"{_num(targets.get('agreement'), '.0%')} of the pairs with ≤ "
+        f"{_num(targets.get('request_share'), '.0%')} of the full run's requests. Decisions: "
+        f"{record.get('decision_test')}.",
+        "",
+    ]
+    header = [
+        "ε",
+        "requests (share of full)",
+        "decisions agreeing",
+        "full run's significant pairs kept",
+        "reversed",
+        "newly significant",
+        "rule's decided comparisons contradicted",
+        "chunkings stopped by",
+    ]
+    workloads = (
+        ("simulated", "Simulated paper workload"),
+        ("embedded_replayed", "Embedded model (SmolLM2), replayed on its items"),
+    )
+    for key, title in workloads:
+        block = record.get(key) or {}
+        if not block.get("runs"):
+            reason = block.get("reason", "not in this record")
+            lines += [f"**{title}**: not run ({reason}).", ""]
+            continue
+        full = block.get("full") or {}
+        what = (
+            f"{len(block.get('documents') or [])} documents × {len(block.get('chunkers') or [])} "
+            f"chunkers, {block.get('profile')}"
+            if key == "simulated"
+            else f"corpora {', '.join(block.get('corpora') or [])}; source "
+            f"`{(block.get('source') or {}).get('record')}`"
+        )
+        lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests)", ""]
+        lines += _table(header, _run_rows(block["runs"]))
+    return lines
+
+
+__all__ = [
+    "PRECISION_FIGURE",
+    "PRECISION_MARKER",
+    "SEQUENTIAL_MARKER",
+    "precision_figure",
+    "precision_section",
+    "sequential_section",
+]
