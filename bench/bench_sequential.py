@@ -21,7 +21,8 @@ Decisions: for every pair of chunkings of a document, ``sampling_stats.compare``
 HOPE difference at 95 %) on the items each run scored; agreement is the share of pairs where the
 sequential run's decision (higher, lower or undecided) is the full run's. Also recorded: the
 comparisons the rule itself decided (disjoint intervals) whose order the full run's point scores
-contradict.
+contradict, and, as context for the agreement target, the agreement of a second full run with
+another seed (``full_seed_1``): the decisions of two full runs differ too.
 
 Targets (issue 34): agreement >= 95 % with <= 25 % of the full run's requests, on both workloads.
 Output: bench/results/sequential.json (``make bench-sequential``).
@@ -62,6 +63,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--round-focus-passages", type=int, default=8)
     parser.add_argument("--round-segments", type=int, default=4)
+    parser.add_argument(
+        "--replay-round-focus-passages",
+        type=int,
+        default=2,
+        help="rounds of the replay: its populations are 16 items, not a whole chunking",
+    )
+    parser.add_argument("--replay-round-segments", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--parallel-pairs", type=int, default=8)
     parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")
@@ -71,13 +79,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def sampling(args: argparse.Namespace, epsilon: float) -> dict[str, Any]:
+def sampling(args: argparse.Namespace, epsilon: float, replay: bool = False) -> dict[str, Any]:
     return {
         "mode": "sequential",
         "alpha": args.alpha,
         "epsilon": epsilon,
-        "round_focus_passages": args.round_focus_passages,
-        "round_segments": args.round_segments,
+        "round_focus_passages": (
+            args.replay_round_focus_passages if replay else args.round_focus_passages
+        ),
+        "round_segments": args.replay_round_segments if replay else args.round_segments,
     }
 
 
@@ -125,7 +135,9 @@ def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) 
 # --- simulated paper workload --------------------------------------------------------------------
 
 
-def score_all(base_url: str, documents, chunker_list, cache_path: Path, args, sampling_cfg):
+def score_all(
+    base_url: str, documents, chunker_list, cache_path: Path, args, sampling_cfg, seed: int = 0
+):
     from hope.core.chunk_cache import cached_chunks
     from hope.core.evaluator import HopeEvaluator
     from hope.core.hope_settings import load_profile
@@ -138,7 +150,7 @@ def score_all(base_url: str, documents, chunker_list, cache_path: Path, args, sa
     llm = simulated_llm(base_url, args.concurrency, cache)
     embedder = CachingEmbedder(HashingEmbedder(), cache)
     overrides = {"sampling": sampling_cfg} if sampling_cfg else {}
-    settings = load_profile("paper", progress=False, **overrides)
+    settings = load_profile("paper", progress=False, seed=seed, **overrides)
     evaluator = HopeEvaluator(llm, embedder, settings)
 
     def pairs():
@@ -190,6 +202,23 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
         full_decisions = {
             doc: decisions({c: v["items"] for c, v in chunks.items()})
             for doc, chunks in full.items()
+        }
+        # Context for the agreement target: how often a second full run, with another seed (other
+        # statements, questions and segments), decides as the first.
+        print("simulated: full run, seed 1", file=sys.stderr)
+        rerun, rerun_usage = score_all(
+            base_url, documents, chunker_list, work / "full-seed1.sqlite", args, None, seed=1
+        )
+        out["full_seed_1"] = {
+            **rerun_usage,
+            "decisions": agreement(
+                {(d, *p): v for d, found in full_decisions.items() for p, v in found.items()},
+                {
+                    (d, *p): v
+                    for d, chunks in rerun.items()
+                    for p, v in decisions({c: x["items"] for c, x in chunks.items()}).items()
+                },
+            ),
         }
         for epsilon in [float(e) for e in args.epsilons.split(",")]:
             print(f"simulated: sequential, epsilon {epsilon}", file=sys.stderr)
@@ -268,7 +297,7 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
         full_decisions[name] = decisions(chunkings)
     out["full"] = {"requests": full_requests}
     for epsilon in [float(e) for e in args.epsilons.split(",")]:
-        settings = load_profile("paper", progress=False, sampling=sampling(args, epsilon))
+        settings = load_profile("paper", progress=False, sampling=sampling(args, epsilon, True))
         requests, per_doc = 0, []
         for name, chunkings in corpora.items():
             replay = replay_sequential(chunkings, settings)
@@ -290,7 +319,7 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
                 }
             )
         out["runs"][str(epsilon)] = {
-            "sampling": sampling(args, epsilon),
+            "sampling": sampling(args, epsilon, True),
             **summarise(per_doc, requests, full_requests),
             "documents": per_doc,
         }

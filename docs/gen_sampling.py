@@ -202,6 +202,16 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         )
         lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests)", ""]
         lines += _table(header, _run_rows(block["runs"]))
+        rerun = (block.get("full_seed_1") or {}).get("decisions")
+        if rerun:
+            lines += [
+                f"A second full run with seed 1 decides {_num(rerun.get('agreement'), '.0%')} "
+                f"of the pairs as the first ({rerun.get('significant_kept')} of its "
+                f"{rerun.get('reference_significant')} significant pairs kept, "
+                f"{rerun.get('reversed')} reversed, {rerun.get('new_significant')} newly "
+                "significant): the agreement two full runs reach.",
+                "",
+            ]
     return lines
 
 

@@ -18,7 +18,9 @@ chunking stops when
   intervals misses, with probability at most ``alpha``.
 
 Decisions are taken between rounds only, when every chunking of the group has finished the round,
-so they do not depend on which request the server answered first.
+so they do not depend on which request the server answered first. A round answered with
+placeholders (a batch export, ``hope.core.model_interface.placeholder_answers``) stops every
+chunking of its board with ``AWAITING``: the next round is drawn once the answers are imported.
 
 A failed item (recorded with its reason, as in the full run) is not part of the mean: each failure
 seen shrinks its population by one.
