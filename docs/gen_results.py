@@ -415,6 +415,10 @@ PARTIAL = "partial_tau_given_length"
 TRACKS_PAGE = "metric.md"
 TRACKS_MARKER = "<!-- gen_results: what HOPE tracks beyond passage length -->"
 TRACKS_RECORD = "labelled"
+# The same analysis at 16 focus passages and 16 segments per chunking (make bench-precision-items),
+# shown instead where it exists: with one focus passage per chunking (the labelled benchmark's
+# size) the bootstrap cannot see concept unity's and semantic independence's sampling noise.
+TRACKS_RECORD_LARGER = "precision_items"
 SUB_METRICS = {
     "hope": "HOPE",
     "concept_unity": "Concept unity",
@@ -439,6 +443,12 @@ def _side(cell: dict[str, Any] | None) -> int | None:
     return 1 if cell["low"] > 0 else -1 if cell["high"] < 0 else 0
 
 
+def _zero_width(cell: dict[str, Any] | None) -> bool:
+    """An interval that is a point: every bootstrap replicate gave the same τ, as when each
+    chunking has one scored item (the labelled benchmark's one focus passage)."""
+    return bool(cell) and cell.get("low") is not None and cell.get("low") == cell.get("high")
+
+
 def _listing(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -449,7 +459,13 @@ def tracks_sentence(label: str, pooled: dict[str, Any], score: str) -> str:
     side = _side(length)
     interval = _with_interval(length)
     inner = label if label.isupper() else label.lower()  # the name inside a sentence
-    if side is None:
+    if side and _zero_width(length):
+        first = (
+            f"{label}'s τ with the mean passage length is {length['tau']:+.2f}, with an interval "
+            "of zero width: the record scored one item of it per chunking, so the bootstrap "
+            "cannot see its sampling noise. No evidence either way."
+        )
+    elif side is None:
         first = f"{label}'s τ with the mean passage length is undefined ({interval})."
     elif side == 0:
         first = (
@@ -462,7 +478,7 @@ def tracks_sentence(label: str, pooled: dict[str, Any], score: str) -> str:
     by_side: dict[int | None, list[str]] = {}
     for target, cells in (pooled.get(PARTIAL) or {}).items():
         cell = cells.get(score)
-        side = _side(cell)
+        side = None if _zero_width(cell) else _side(cell)
         detail = _with_interval(cell) if side is not None else (cell or {}).get("reason")
         words = TARGET_WORDS.get(target, target) + (f" ({detail})" if detail else "")
         by_side.setdefault(side, []).append(words)
@@ -486,10 +502,10 @@ def tracks_sentence(label: str, pooled: dict[str, Any], score: str) -> str:
     return f"{first} Given passage length, {text}."
 
 
-def tracks_section(record: dict[str, Any] | None) -> list[str]:
+def tracks_section(record: dict[str, Any] | None, name: str = TRACKS_RECORD) -> list[str]:
     """The HOPE page's figures on what HOPE and each sub-metric track beyond passage length, from
-    the labelled record; a record without them says the figures are owed."""
-    source = f"`bench/results/{TRACKS_RECORD}.json`"
+    the labelled record (``name``); a record without them says the figures are owed."""
+    source = f"`bench/results/{name}.json`"
     pooled = (record or {}).get("pooled_passage_length")
     if not pooled or not pooled.get("tau_with_length"):
         if record:
@@ -513,7 +529,7 @@ def tracks_section(record: dict[str, Any] | None) -> list[str]:
         f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "
         "Kendall τ with 95 % bootstrap intervals; pooled is the mean over the corpora. Every "
         "score and corpus: the "
-        f"[results page](results/{TRACKS_RECORD}.md).",
+        f"[results page](results/{name}.md).",
         "",
     ]
     blocks = {c: record["corpora"][c]["passage_length"] for c in corpora}
@@ -560,11 +576,25 @@ def tracks_section(record: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def tracks_from(all_records: dict[str, dict[str, Any]]) -> list[str]:
+    """The section from the larger record where it has the analysis, else from the labelled one."""
+    larger = all_records.get(TRACKS_RECORD_LARGER) or {}
+    if (larger.get("pooled_passage_length") or {}).get("tau_with_length"):
+        size = (larger.get("settings") or {}).get("hope_size") or {}
+        note = (
+            f"HOPE at {size.get('focus_passages')} focus passages and {size.get('segments')} "
+            f"segments per chunking (`make bench-precision-items`), not the labelled benchmark's "
+            "one focus passage, whose bootstrap cannot see the sub-metrics' sampling noise."
+        )
+        return [note, "", *tracks_section(larger, TRACKS_RECORD_LARGER)]
+    return tracks_section(all_records.get(TRACKS_RECORD))
+
+
 def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
     """The HOPE page with each generated section's figures in place of its marker line."""
     page = (REPO / "docs" / TRACKS_PAGE).read_text(encoding="utf-8")
     sections = {
-        TRACKS_MARKER: tracks_section(all_records.get(TRACKS_RECORD)),
+        TRACKS_MARKER: tracks_from(all_records),
         gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(all_records.get("precision")),
         gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
             all_records.get("sequential")
