@@ -238,6 +238,7 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
                         "doc_id": doc,
                         "agreement": agreement(full_decisions[doc], found),
                         "stopped": {c: r["stopped"] for c, r in records.items()},
+                        "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
                         "rule_decided": made,
                         "rule_contradicted": wrong,
                     }
@@ -314,6 +315,10 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
                     "doc_id": name,
                     "agreement": agreement(full_decisions[name], found),
                     "stopped": {c: r["record"]["stopped"] for c, r in replay.items()},
+                    "drawn": {
+                        c: [r["record"]["drawn"], r["record"]["population"]]
+                        for c, r in replay.items()
+                    },
                     "rule_decided": made,
                     "rule_contradicted": wrong,
                 }
