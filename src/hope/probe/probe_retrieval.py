@@ -28,12 +28,16 @@ from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunkin
 from hope.labelled.labelled_inputs import ChunkPassage, LabelledQuestion
 from hope.models.embeddings import CachingEmbedder, Embedder
 from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
+from hope.probe.llm_writer import LLMWriter
 from hope.probe.probe_questions import DEFAULT_ATTEMPTS, ProbeSet, write_probe_questions
 from hope.probe.question_shape import CHROMA_SHAPE, QuestionShape
+from hope.probe.sentence_writer import SentenceWriter
 from hope.probe.writing import ProbeWriter
 
 DEFAULT_BUDGETS = (1000, 2500, 5000)
 CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter, "mixed": MixedWriter}
+# Writers that ask a ChatModel: excerpts copied verbatim (llm) or sentences chosen by number.
+LLM_WRITERS = {"llm": LLMWriter, "llm_sentences": SentenceWriter}
 # The writer with the best agreement with Chroma's real questions in bench/results/probe.json.
 DEFAULT_WRITER = "cloze"
 
