@@ -212,5 +212,7 @@ def test_the_configured_default_writer_is_the_packages_default():
 def test_an_unknown_writer_is_named_with_the_choices():
     from hope.pipeline.probe_step import probe_writer
 
-    with pytest.raises(ValueError, match=r"probe.writer 'essay' is not one of \[.*'llm'\]"):
+    with pytest.raises(
+        ValueError, match=r"probe.writer 'essay' is not one of \[.*'llm', 'llm_sentences'\]"
+    ):
         probe_writer("essay")

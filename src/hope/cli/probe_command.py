@@ -28,7 +28,7 @@ DEFAULTS = ProbeParams()
 
 def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``probe`` on an argparse subparsers object (``hope probe ...``)."""
-    from hope.probe import CODE_WRITERS
+    from hope.probe import CODE_WRITERS, LLM_WRITERS
 
     parser = subparsers.add_parser(
         "probe",
@@ -67,12 +67,15 @@ def add_probe_command(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--writer",
-        choices=[*sorted(CODE_WRITERS), "llm"],
+        choices=[*sorted(CODE_WRITERS), *LLM_WRITERS],
         default=DEFAULTS.writer,
-        help="a code writer (offline, instant) or llm: questions written by --llm",
+        help="a code writer (offline, instant) or an LLM writer: questions written by --llm "
+        "(llm: excerpts copied verbatim; llm_sentences: sentences chosen by number)",
     )
     parser.add_argument(
-        "--llm", default=DEFAULTS.llm, help="packaged llm config for --writer llm (embedded, ...)"
+        "--llm",
+        default=DEFAULTS.llm,
+        help="packaged llm config for --writer llm|llm_sentences (embedded, ...)",
     )
     parser.add_argument("--resamples", type=positive_int, default=DEFAULTS.resamples)
     parser.add_argument("--seed", type=int, default=DEFAULTS.seed)

@@ -153,17 +153,18 @@ def run_probe(
 
 
 def probe_writer(writer: str, llm: str = "embedded", cache_path: str | None = None) -> ProbeWriter:
-    """A code writer by name, or ``llm``: the LLM writer with the packaged ``llm`` config ``llm``
+    """A code writer by name, or an LLM writer (``llm``: excerpts copied verbatim;
+    ``llm_sentences``: sentences chosen by number) with the packaged ``llm`` config ``llm``
     (answers cached at ``cache_path``, so a rerun asks nothing again)."""
-    from hope.probe import CODE_WRITERS, code_writer
+    from hope.probe import CODE_WRITERS, LLM_WRITERS, code_writer
 
-    if writer == "llm":
+    if writer in LLM_WRITERS:
         from hope.models.factory import llm_preset
-        from hope.probe.llm_writer import LLMWriter
 
-        return LLMWriter(llm_preset(llm, cache_path))
+        return LLM_WRITERS[writer](llm_preset(llm, cache_path))
     if writer not in CODE_WRITERS:
-        raise ValueError(f"probe.writer {writer!r} is not one of {[*sorted(CODE_WRITERS), 'llm']}")
+        known = [*sorted(CODE_WRITERS), *LLM_WRITERS]
+        raise ValueError(f"probe.writer {writer!r} is not one of {known}")
     return code_writer(writer)
 
 
