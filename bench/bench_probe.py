@@ -16,9 +16,10 @@ for the offline chunkers of the labelled benchmark and MiniLM retrieval:
 Beside tau, the noise ceiling of each real ranking: tau between the real means on each bootstrap
 resample of the real questions and on all of them (median and interval), since a probe cannot be
 expected to follow the real ranking more closely than the real questions follow themselves.
-The LLM writer (hope.probe.LLMWriter in the embedded server: its own model, and with --llm-gguf
-another GGUF such as Qwen2.5-Coder-0.5B) is run on a few strata of one corpus: seconds per
-request, what passed the filters, examples and the model's first drafts.
+The LLM writer (hope.probe.LLMWriter, or with --llm-writer llm_sentences hope.probe.SentenceWriter,
+in the embedded server: its own model, and with --llm-gguf another GGUF such as
+Qwen2.5-Coder-0.5B) is run on a few strata of one corpus: seconds per request, what passed the
+filters, examples and the model's first drafts.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing, each repeated --repeats times (median, min, max): the probe's own work per
 corpus for the --timed-writers (writing and filtering, embedding its queries with the model and
@@ -133,6 +134,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="also run the LLM writer with this GGUF file in the embedded server, once",
     )
     parser.add_argument("--llm-model", default=None, help="the --llm-gguf model's name")
+    parser.add_argument(
+        "--llm-writer",
+        choices=["llm", "llm_sentences"],
+        default="llm",
+        help="the LLM writer timed: llm (excerpts copied verbatim, hope.probe.LLMWriter) or "
+        "llm_sentences (sentences chosen by number, hope.probe.SentenceWriter)",
+    )
     parser.add_argument(
         "--llm-gguf-questions", type=int, default=12, help="strata for the --llm-gguf model"
     )
@@ -535,7 +543,7 @@ def llm_timing(
 
     from hope.core.io import read_text
     from hope.core.packaged_configs import packaged_config
-    from hope.probe import LLMWriter, write_probe_questions
+    from hope.probe import LLM_WRITERS, write_probe_questions
 
     text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
     config = packaged_config("llm", "embedded")
@@ -549,7 +557,12 @@ def llm_timing(
             llm = instantiate(config, cache=None)
             timed = TimedModel(llm)
             probe = write_probe_questions(
-                text, LLMWriter(timed), questions, seed=args.seed, attempts=1, shape=settings.shape
+                text,
+                LLM_WRITERS[args.llm_writer](timed),
+                questions,
+                seed=args.seed,
+                attempts=1,
+                shape=settings.shape,
             )
         except Exception as exc:  # an embedded model that cannot start here is a result too
             return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
@@ -566,6 +579,7 @@ def llm_timing(
     return {
         "status": "ok",
         "model": llm.identity,
+        "writer": args.llm_writer,
         "corpus": args.llm_corpus,
         "requests": questions,
         "repeats": repeats,
@@ -578,10 +592,7 @@ def llm_timing(
             {"question": q.question, "references": [r.text for r in q.references]}
             for q in probe.questions[:3]
         ],
-        "drafts": [
-            None if d is None else {"question": d.question, "excerpts": d.excerpts}
-            for d in drafts[:4]
-        ],
+        "drafts": [None if d is None else d.model_dump() for d in drafts[:4]],
         "note": "one attempt per stratum, no answer cache; seconds include the model's start; "
         "seconds_per_request: the gaps between successive answers (one server slot), so without "
         "the start; seconds_for_200_strata: their median times 200; drafts: the model's first "
