@@ -145,6 +145,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--llm-gguf-questions", type=int, default=12, help="strata for the --llm-gguf model"
     )
     parser.add_argument(
+        "--llm-writer-only",
+        action="store_true",
+        help="run only the LLM writer timings (--llm-writer, the embedded model and --llm-gguf) "
+        "and add them to the record at --output as the section llm_writer[<writer>], with their "
+        "own provenance; the record's other figures stay as they are",
+    )
+    parser.add_argument(
         "--timed-writers",
         default="cloze",
         help="writers whose own work is timed (--repeats times, queries embedded by the model); "
@@ -325,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         seed=args.seed,
         n_resamples=args.resamples,
     )
+    if args.llm_writer_only:
+        return llm_writer_only(args, settings, bench_run)
     measures = compared_measures(settings)
     writers = [w for w in args.writers.split(",") if w]
     cache = open_cache(compose_config([]).cache.path)
@@ -449,10 +458,7 @@ def main(argv: list[str] | None = None) -> int:
         report["wall_time_s"] = round(time.perf_counter() - started, 1)
         bench_run.write_record(args.output, strip(report))
         log(f"wrote {args.output}")
-    llm_runs = [("default", None, None, args.llm_questions, args.repeats)]
-    if args.llm_gguf:
-        llm_runs.append((args.llm_model, args.llm_gguf, args.llm_model, args.llm_gguf_questions, 1))
-    for key, gguf, model, questions, repeats in llm_runs:
+    for key, gguf, model, questions, repeats in llm_runs_of(args):
         if questions <= 0:
             continue
         report.setdefault("llm_writer", {})[key] = llm_timing(
@@ -525,6 +531,26 @@ class TimedModel:
             raise
         self.calls.append((time.perf_counter(), response.value))
         return response
+
+
+def llm_runs_of(args: argparse.Namespace) -> list[tuple[Any, ...]]:
+    """(key, gguf, model, questions, repeats) of each LLM writer timing asked for."""
+    runs = [("default", None, None, args.llm_questions, args.repeats)]
+    if args.llm_gguf:
+        runs.append((args.llm_model, args.llm_gguf, args.llm_model, args.llm_gguf_questions, 1))
+    return runs
+
+
+def llm_writer_only(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
+    """The LLM writer timings alone, added to the record at --output as one section."""
+    entries = {
+        key: llm_timing(args, settings, questions, repeats, gguf, model)
+        for key, gguf, model, questions, repeats in llm_runs_of(args)
+        if questions > 0
+    }
+    bench_run.merge_section(args.output, f"llm_writer[{args.llm_writer}]", entries)
+    log(f"wrote {args.output} with the section llm_writer[{args.llm_writer}]")
+    return 0
 
 
 def llm_timing(
