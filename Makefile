@@ -141,9 +141,11 @@ bench-probe: setup
 # drawn from those items: standard error, tau and significant pairs against LLM requests
 # (bench/results/precision.json). bench-sequential: the sequential stopping rule against the full
 # run, on the simulated paper workload and replayed on those items (bench/results/sequential.json).
-PRECISION_CORPORA ?= chatlogs,state_of_the_union,wikitexts
+# Two corpora by default: on 2 shared cores each takes 20-30 minutes at 16 x 16.
+PRECISION_CORPORA ?= chatlogs,state_of_the_union
 bench-precision-items: setup
 	$(BIN)/python bench/bench_labelled.py --profiles paper --max-chars 120000 \
+	  --corpora $(PRECISION_CORPORA) \
 	  --exclude semantic_mpnet --exclude-reason "left out for time (as in bench-labelled)" \
 	  --focus-passages 16 --segments 16 --hope-corpora $(PRECISION_CORPORA) \
 	  --output bench/results/precision_items.json --figure $${TMPDIR:-/tmp}/precision_items.png
