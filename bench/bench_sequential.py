@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+from hope.core.io import write_json_atomic
 from sampling_stats import (
     agreement,
     decisions,
@@ -54,6 +55,7 @@ from sampling_stats import (
 from workloads import chunkers, mirror_documents, select, simulated_llm, simulated_server
 
 TARGETS = {"agreement": 0.95, "request_share": 0.25}
+PARTS = "simulated,replayed"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -74,7 +76,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--parallel-pairs", type=int, default=8)
     parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")
     parser.add_argument("--items", default="bench/results/precision_items.json")
-    parser.add_argument("--skip-simulated", action="store_true")
+    parser.add_argument(
+        "--parts",
+        default=PARTS,
+        help="simulated, replayed or both; a single part is added to the record at --output as "
+        "a section with its own provenance, keeping the other part's",
+    )
     parser.add_argument("--output", default="bench/results/sequential.json")
     return parser.parse_args(argv)
 
@@ -331,27 +338,41 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     return out
 
 
+HEADER = {
+    "benchmark": "the sequential stopping rule against the full run (issue 34)",
+    "targets": TARGETS,
+    "decision_test": "sampling_stats.compare: t test of the HOPE difference at 95 % on each "
+    "run's scored items (segments paired, df = smallest item count - 1)",
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
-    record: dict[str, Any] = {
-        "benchmark": "the sequential stopping rule against the full run (issue 34)",
-        "targets": TARGETS,
-        "decision_test": "sampling_stats.compare: t test of the HOPE difference at 95 % on each "
-        "run's scored items (segments paired, df = smallest item count - 1)",
-    }
-    if not args.skip_simulated:
-        record["simulated"] = simulated(args)
-    embedded = replayed(args)
-    record["embedded_replayed"] = (
-        embedded
-        if embedded is not None
-        else {
-            "status": "not run",
-            "reason": f"{args.items} not found (make bench-precision-items writes it)",
-        }
-    )
-    run.write_record(args.output, record)
+    parts = {p for p in args.parts.split(",") if p}
+    if unknown := parts - {"simulated", "replayed"}:
+        raise SystemExit(f"--parts: unknown part(s) {sorted(unknown)}")
+    sections: dict[str, Any] = {}
+    if "simulated" in parts:
+        sections["simulated"] = simulated(args)
+    if "replayed" in parts:
+        embedded = replayed(args)
+        sections["embedded_replayed"] = (
+            embedded
+            if embedded is not None
+            else {
+                "status": "not run",
+                "reason": f"{args.items} not found (make bench-precision-items writes it)",
+            }
+        )
+    if args.parts == PARTS:
+        run.write_record(args.output, {**HEADER, **sections})
+    else:
+        # One part into the record: the other part's section keeps its own provenance block.
+        for key, section in sections.items():
+            run.merge_section(args.output, key, section)
+        record = json.loads(Path(args.output).read_text(encoding="utf-8"))
+        write_json_atomic(args.output, {**record, **HEADER})
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
