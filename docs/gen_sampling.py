@@ -35,6 +35,10 @@ def _range(cell: dict[str, Any] | None, spec: str = "+.2f") -> str:
     return f"{middle} [{format(cell['low'], spec)}, {format(cell['high'], spec)}]"
 
 
+def _commit(record: dict[str, Any]) -> str:
+    return str((record.get("provenance") or {}).get("commit") or "?")[:10]
+
+
 def _owed(record_name: str, target: str) -> list[str]:
     return [
         '!!! warning "Figures owed"',
@@ -55,7 +59,7 @@ def precision_section(record: dict[str, Any] | None) -> list[str]:
         return _owed("precision", "make bench-precision")
     source = record.get("source") or {}
     settings = record.get("settings") or {}
-    commit = str((record.get("provenance") or {}).get("commit") or "?")[:10]
+    commit = _commit(record)
     size = source.get("hope_size") or {}
     lines = [
         f"From `bench/results/precision.json` (commit `{commit}`), drawn from the items of "
@@ -163,7 +167,7 @@ def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
 def sequential_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return _owed("sequential", "make bench-sequential")
-    commit = str((record.get("provenance") or {}).get("commit") or "?")[:10]
+    commit = _commit(record)
     targets = record.get("targets") or {}
     lines = [
         f"From `bench/results/sequential.json` (commit `{commit}`). Targets: agreement ≥ "

@@ -78,3 +78,55 @@ def dies_after(served_ok: int) -> Callable[[dict[str, Any]], str]:
         return schema_responder(request)
 
     return respond
+
+
+class ScriptedProbeModel:
+    """A ``ChatModel`` for the probe's LLM writers. Each request's passage (the text between the
+    prompt's triple quotes) goes to ``script``, whose answer ``(question, items)`` fills the
+    response model's ``question`` and ``items_field`` (built without validation, so that a writer
+    sees what a lenient client would pass on); ``None`` is an answer that failed
+    (``LLMCallError``). ``lines=True`` hands the script the passage's lines (numbered sentences)."""
+
+    identity = "scripted"
+
+    def __init__(self, script, items_field: str, *, lines: bool = False):
+        self.script = script
+        self.items_field = items_field
+        self.lines = lines
+        self.requests: list[dict[str, Any]] = []
+
+    async def structured(
+        self,
+        *,
+        messages,
+        response_model,
+        schema_name,
+        prompt_id,
+        temperature,
+        seed,
+        max_tokens=None,
+        invalid_retry_temperatures=None,
+        validate=None,
+    ):
+        from hope.core.model_interface import LLMCallError, StructuredResponse
+
+        self.requests.append(
+            {
+                "messages": messages,
+                "schema_name": schema_name,
+                "prompt_id": prompt_id,
+                "seed": seed,
+                "temperature": temperature,
+            }
+        )
+        passage = messages[-1]["content"].split('"""')[1].strip()
+        answer = self.script(passage.splitlines() if self.lines else passage)
+        if answer is None:
+            raise LLMCallError("no valid answer", attempts=3)
+        value = response_model.model_construct(
+            **{"question": answer[0], self.items_field: answer[1]}
+        )
+        return StructuredResponse(value, value.model_dump_json(), False, 1, seed, temperature)
+
+    async def aclose(self) -> None:
+        pass

@@ -3,12 +3,12 @@ cannot be located or was not answered is filtered and counted."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from hope.core.model_interface import ChatModel, LLMCallError, StructuredResponse
+from hope.core.model_interface import ChatModel
 from hope.probe import write_probe_questions
 from hope.probe.llm_writer import PROMPT_ID, LLMWriter, ProbeAnswer
 from hope.probe.question_shape import QuestionShape
+
+from .fakes import ScriptedProbeModel
 
 CORPUS = (
     "The lighthouse at Corran Point was built in 1860 by Thomas Stevenson. "
@@ -19,38 +19,9 @@ CORPUS = (
 ONE_SENTENCE = QuestionShape(((1, 1.0),), (60,) * 11, 1.0, (0,) * 11)
 
 
-class ScriptedModel:
+def ScriptedModel(script) -> ScriptedProbeModel:
     """Answers each request from ``script(passage) -> (question, excerpts) | None``."""
-
-    identity = "scripted"
-
-    def __init__(self, script):
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-
-    async def structured(
-        self,
-        *,
-        messages,
-        response_model,
-        schema_name,
-        prompt_id,
-        temperature,
-        seed,
-        max_tokens=None,
-        invalid_retry_temperatures=None,
-        validate=None,
-    ):
-        self.requests.append({"messages": messages, "prompt_id": prompt_id, "seed": seed})
-        passage = messages[-1]["content"].split('"""')[1].strip()
-        answer = self.script(passage)
-        if answer is None:
-            raise LLMCallError("no valid answer", attempts=3)
-        value = response_model(question=answer[0], excerpts=answer[1])
-        return StructuredResponse(value, value.model_dump_json(), False, 1, seed, temperature)
-
-    async def aclose(self) -> None:
-        pass
+    return ScriptedProbeModel(script, "excerpts")
 
 
 def test_the_double_is_a_chat_model():

@@ -5,16 +5,17 @@ answered is a question not written."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pytest
 
-from hope.core.model_interface import ChatModel, LLMCallError, StructuredResponse
+from hope.core.model_interface import ChatModel
 from hope.probe import LLM_WRITERS, SentenceWriter, write_probe_questions
 from hope.probe.question_shape import QuestionShape
 from hope.probe.salience import Salience
 from hope.probe.sentence_writer import PROMPT_ID, SCHEMA_NAME, SentenceAnswer
 from hope.probe.writing import WritingTask
+
+from .fakes import ScriptedProbeModel
 
 # Four sentences, one space between each (offsets counted by hand):
 #   S1 "The lighthouse ... Stevenson."  69 chars:  [0, 69)
@@ -31,48 +32,10 @@ S2, S3, S4 = (70, 127), (128, 198), (199, 263)
 ONE_SENTENCE = QuestionShape(((1, 1.0),), (60,) * 11, 1.0, (0,) * 11)
 
 
-class ScriptedModel:
-    """Answers each request from ``script(lines) -> (question, numbers) | None``, where ``lines``
-    are the numbered sentences shown; the answer is not validated (so that empty or
-    out-of-range numbers reach the writer as a lenient client would pass them)."""
-
-    identity = "scripted"
-
-    def __init__(self, script):
-        self.script = script
-        self.requests: list[dict[str, Any]] = []
-
-    async def structured(
-        self,
-        *,
-        messages,
-        response_model,
-        schema_name,
-        prompt_id,
-        temperature,
-        seed,
-        max_tokens=None,
-        invalid_retry_temperatures=None,
-        validate=None,
-    ):
-        self.requests.append(
-            {
-                "messages": messages,
-                "schema_name": schema_name,
-                "prompt_id": prompt_id,
-                "seed": seed,
-                "temperature": temperature,
-            }
-        )
-        passage = messages[-1]["content"].split('"""')[1].strip()
-        answer = self.script(passage.splitlines())
-        if answer is None:
-            raise LLMCallError("no valid answer", attempts=3)
-        value = response_model.model_construct(question=answer[0], sentences=answer[1])
-        return StructuredResponse(value, value.model_dump_json(), False, 1, seed, temperature)
-
-    async def aclose(self) -> None:
-        pass
+def ScriptedModel(script) -> ScriptedProbeModel:
+    """Answers each request from ``script(lines) -> (question, numbers) | None``, ``lines`` the
+    numbered sentences shown."""
+    return ScriptedProbeModel(script, "sentences", lines=True)
 
 
 def write_one(answer, region=(70, 263), gold=((128, 198),)):
