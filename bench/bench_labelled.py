@@ -196,7 +196,8 @@ def figure(report: dict[str, Any], path: Path) -> None:
             return [np.nan if v is None else v for v in values]
 
         taus, lows, highs = column("tau"), column("low"), column("high")
-        err = np.array([np.subtract(taus, lows), np.subtract(highs, taus)])
+        # A percentile interval need not contain its point estimate: no negative bar.
+        err = np.clip(np.array([np.subtract(taus, lows), np.subtract(highs, taus)]), 0, None)
         ax.bar(xs, taus, width, label=corpus)
         ax.errorbar(xs, taus, yerr=np.nan_to_num(err), fmt="none", ecolor="black", lw=0.7)
     ax.axhline(0.5, color="grey", ls="--", lw=0.8, label="target tau = 0.5")
