@@ -416,8 +416,8 @@ TRACKS_PAGE = "metric.md"
 TRACKS_MARKER = "<!-- gen_results: what HOPE tracks beyond passage length -->"
 TRACKS_RECORD = "labelled"
 # The same analysis at 16 focus passages and 16 segments per chunking (make bench-precision-items),
-# shown instead where it exists: with one focus passage per chunking (the labelled benchmark's
-# size) the bootstrap cannot see concept unity's and semantic independence's sampling noise.
+# shown after the labelled one where it exists: with one focus passage per chunking (the labelled
+# benchmark's size) the bootstrap cannot see concept unity's and semantic independence's noise.
 TRACKS_RECORD_LARGER = "precision_items"
 SUB_METRICS = {
     "hope": "HOPE",
@@ -502,7 +502,9 @@ def tracks_sentence(label: str, pooled: dict[str, Any], score: str) -> str:
     return f"{first} Given passage length, {text}."
 
 
-def tracks_section(record: dict[str, Any] | None, name: str = TRACKS_RECORD) -> list[str]:
+def tracks_section(
+    record: dict[str, Any] | None, name: str = TRACKS_RECORD, heading: str = "###"
+) -> list[str]:
     """The HOPE page's figures on what HOPE and each sub-metric track beyond passage length, from
     the labelled record (``name``); a record without them says the figures are owed."""
     source = f"`bench/results/{name}.json`"
@@ -571,23 +573,31 @@ def tracks_section(record: dict[str, Any] | None, name: str = TRACKS_RECORD) -> 
                     ),
                 ]
             )
-        lines += [f"### {label}", "", *table(header, rows)]
+        lines += [f"{heading} {label}", "", *table(header, rows)]
         lines += [tracks_sentence(label, pooled, score), ""]
     return lines
 
 
 def tracks_from(all_records: dict[str, dict[str, Any]]) -> list[str]:
-    """The section from the larger record where it has the analysis, else from the labelled one."""
+    """The section from the labelled record (every corpus, one focus passage per chunking) and,
+    where it exists, the same analysis at 16 focus passages and 16 segments per chunking, whose
+    intervals carry the sub-metrics' sampling noise."""
+    lines = tracks_section(all_records.get(TRACKS_RECORD))
     larger = all_records.get(TRACKS_RECORD_LARGER) or {}
-    if (larger.get("pooled_passage_length") or {}).get("tau_with_length"):
-        size = (larger.get("settings") or {}).get("hope_size") or {}
-        note = (
-            f"HOPE at {size.get('focus_passages')} focus passages and {size.get('segments')} "
-            f"segments per chunking (`make bench-precision-items`), not the labelled benchmark's "
-            "one focus passage, whose bootstrap cannot see the sub-metrics' sampling noise."
-        )
-        return [note, "", *tracks_section(larger, TRACKS_RECORD_LARGER)]
-    return tracks_section(all_records.get(TRACKS_RECORD))
+    if not (larger.get("pooled_passage_length") or {}).get("tau_with_length"):
+        return lines
+    size = (larger.get("settings") or {}).get("hope_size") or {}
+    title = (
+        f"### At {size.get('focus_passages')} focus passages and {size.get('segments')} "
+        "segments per chunking"
+    )
+    note = (
+        "The same analysis on HOPE scored with more items per chunking "
+        "(`make bench-precision-items`). With one focus passage, the bootstrap above cannot see "
+        "concept unity's and semantic independence's sampling noise; here it can, on fewer "
+        "corpora."
+    )
+    return [*lines, title, "", note, "", *tracks_section(larger, TRACKS_RECORD_LARGER, "####")]
 
 
 def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:

@@ -126,8 +126,13 @@ def precision_figure(record: dict[str, Any] | None) -> bytes | None:
             marker="o",
             label=corpus,
         )
+    from matplotlib.ticker import NullFormatter
+
+    ticks = sorted({p["requests"] for b in record["corpora"].values() for p in b.get("curve", [])})
     for ax, label in ((left, "HOPE's standard error (median)"), (right, "τ with budget recall")):
         ax.set_xscale("log")
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("LLM requests per corpus (7 chunkings)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)

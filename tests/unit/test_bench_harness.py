@@ -16,7 +16,7 @@ from tests.unit.scratch_git import git
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 RECORDS = sorted((BENCH / "results").glob("*.json"))
-SHARED = {"harness", "workloads"}  # the modules every bench script may import
+SHARED = {"harness", "workloads", "sampling_stats"}  # the modules every bench script may import
 BLOCK_KEYS = [
     "commit",
     "dirty",
