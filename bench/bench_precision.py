@@ -11,14 +11,18 @@ chunking, so each draw is what a run at size m would have scored, without asking
 Per corpus and size m, over the draws (median and 95 % range):
 - ``se``: each chunking's standard error of HOPE (``sampling_stats.standard_error``: the
   sub-metrics' standard errors with n - 1, combined as eq. 10 combines them), the median over
-  chunkings. Not a bootstrap one: with one focus passage a bootstrap standard error is 0, which
-  would call the noisiest size exact; this one is undefined there;
+  the chunkings where it is defined. Not a bootstrap one: with one focus passage a bootstrap
+  standard error is 0, which would call the noisiest size exact; this one is undefined there;
 - ``tau``: Kendall tau between the chunkings' HOPE and each labelled target of the record
   (budget recall, recall@k, IoU@k);
 - ``significant_pairs``: chunker pairs whose HOPE difference a t test at 95 % calls significant
   (``sampling_stats.compare``; segments paired, degrees of freedom the smallest count less one);
 - ``requests``: the LLM requests of a run at size m (``sampling_stats.requests_for``; the
   record's own request count at the largest size is printed beside it as a check).
+
+With two or more corpora, ``pooled`` takes every corpus together draw by draw: tau the mean of the
+corpora's tau (as the labelled and probe records pool), the standard error the median over every
+chunking of every corpus, significant pairs, pairs and requests summed.
 
 Output: bench/results/precision.json (``make bench-precision``).
 """
@@ -99,36 +103,93 @@ def subsample(
     return drawn
 
 
-def measure_size(
-    chunkings: dict[str, dict[str, Any]],
-    m: int,
-    n_questions: int,
-    subsamples: int,
-    rng: np.random.Generator,
+def draws_at_size(
+    chunkings: dict[str, dict[str, Any]], m: int, subsamples: int, rng: np.random.Generator
 ) -> dict[str, Any]:
+    """Per draw of size m: tau with each target, every chunking's standard error and the number
+    of significant pairs (the raw values that the corpus and the pooled summaries share)."""
     names = sorted(chunkings)
     taus: dict[str, list[float]] = {t: [] for t in TARGETS}
-    ses, significant = [], []
+    ses: list[list[float]] = []
+    significant: list[int] = []
     for _ in range(subsamples):
         drawn = subsample(chunkings, m, rng)
         scores = [hope_of(drawn[n]) for n in names]
         for target in TARGETS:
             values = [chunkings[n]["targets"][target] for n in names]
             taus[target].append(_tau(scores, values))
-        ses.append(float(np.median([standard_error(drawn[n]) for n in names])))
+        ses.append([standard_error(drawn[n]) for n in names])
         found = decisions(drawn)
         significant.append(sum(1 for v in found.values() if v != 0))
+    return {"tau": taus, "se": ses, "significant": significant}
+
+
+def _median_or_none(values: list[float]) -> float | None:
+    kept = [v for v in values if v is not None and np.isfinite(v)]
+    return float(np.median(kept)) if kept else None
+
+
+def measure_size(
+    chunkings: dict[str, dict[str, Any]],
+    m: int,
+    n_questions: int,
+    subsamples: int,
+    rng: np.random.Generator,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The corpus' summary at size m, and its raw draws for the pooled summary."""
+    names = sorted(chunkings)
+    raw = draws_at_size(chunkings, m, subsamples, rng)
     n_focus = min(m, min(max(len(c["items"][k]) for k in METRICS[:2]) for c in chunkings.values()))
     n_segments = min(m, max(len(c["items"][METRICS[2]]) for c in chunkings.values()))
     drawn_counts = {n: {"focus_passages": n_focus, "segments": n_segments} for n in names}
-    return {
+    point = {
         "size": m,
         "requests": requests_for(drawn_counts, n_questions, n_segments),
-        "se": _summary(ses),
-        "tau": {t: _summary(v) for t, v in taus.items()},
-        "significant_pairs": _summary(significant),
+        "se": _summary([_median_or_none(draw) for draw in raw["se"]]),
+        "tau": {t: _summary(v) for t, v in raw["tau"].items()},
+        "significant_pairs": _summary(raw["significant"]),
         "pairs": len(names) * (len(names) - 1) // 2,
     }
+    return point, raw
+
+
+def pooled_curve(
+    points: dict[str, list[dict[str, Any]]], raws: dict[str, list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """Every corpus together, draw by draw: tau the mean of the corpora's tau (as the labelled
+    and probe records pool), the standard error the median over every chunking of every corpus,
+    significant pairs, pairs and requests summed."""
+    corpora = sorted(points)
+    curve = []
+    for index, first in enumerate(points[corpora[0]]):
+        per_corpus = [raws[c][index] for c in corpora]
+        n_draws = len(per_corpus[0]["significant"])
+        taus = {
+            t: [
+                float(np.nanmean(values))
+                if not all(np.isnan(values := [raw["tau"][t][d] for raw in per_corpus]))
+                else float("nan")
+                for d in range(n_draws)
+            ]
+            for t in TARGETS
+        }
+        ses = [
+            _median_or_none([se for raw in per_corpus for se in raw["se"][d]])
+            for d in range(n_draws)
+        ]
+        curve.append(
+            {
+                "size": first["size"],
+                "requests": sum(points[c][index]["requests"] for c in corpora),
+                "se": _summary(ses),
+                "tau": {t: _summary(v) for t, v in taus.items()},
+                "significant_pairs": _summary(
+                    [sum(raw["significant"][d] for raw in per_corpus) for d in range(n_draws)]
+                ),
+                "pairs": sum(points[c][index]["pairs"] for c in corpora),
+            }
+        )
+    return curve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = np.random.default_rng(args.seed)
     corpora: dict[str, Any] = {}
+    raws: dict[str, list[dict[str, Any]]] = {}
     for name, corpus in source["corpora"].items():
         chunkings = corpus_chunkings(corpus, args.profile)
         if len(chunkings) < 3:
@@ -149,9 +211,11 @@ def main(argv: list[str] | None = None) -> int:
             int(c["llm"].get("requests", 0)) + int(c["llm"].get("cache_hits", 0))
             for c in chunkings.values()
         )
-        curve = [
+        measured = [
             measure_size(chunkings, m, hope_size["questions"], args.subsamples, rng) for m in sizes
         ]
+        curve = [point for point, _ in measured]
+        raws[name] = [raw for _, raw in measured]
         corpora[name] = {
             "chunkings": sorted(chunkings),
             "recorded_calls_at_largest_size": recorded,
@@ -181,6 +245,16 @@ def main(argv: list[str] | None = None) -> int:
             "draws",
         },
         "corpora": corpora,
+        "pooled": (
+            {
+                "corpora": sorted(corpora),
+                "what": "tau: each draw's mean over the corpora of their tau; standard error: "
+                "the median over every chunking of every corpus; pairs and requests: summed",
+                "curve": pooled_curve({c: b["curve"] for c, b in corpora.items()}, raws),
+            }
+            if len(corpora) > 1
+            else None
+        ),
     }
     run.write_record(args.output, record)
     print(f"wrote {args.output}", file=sys.stderr)

@@ -1,9 +1,9 @@
 """The HOPE page's sections on sample size, generated from their records by ``gen_results.py``:
 
-- "HOPE's precision by sample size" from ``bench/results/precision.json``: per corpus and size,
-  the LLM requests, HOPE's standard error, Kendall τ with each labelled target and the number of
-  significantly different chunker pairs, as a table and a figure (the curve of precision against
-  requests);
+- "HOPE's precision by sample size" from ``bench/results/precision.json``: pooled over the
+  corpora (when there are several) and per corpus, by size, the LLM requests, HOPE's standard
+  error, Kendall τ with each labelled target and the number of significantly different chunker
+  pairs, as tables and a figure (the curve of precision against requests, per corpus);
 - "Sequential sampling" from ``bench/results/sequential.json``: per workload and ε, the share of
   the full run's requests used and the agreement of the significant decisions, against the
   targets.
@@ -74,7 +74,17 @@ def precision_section(record: dict[str, Any] | None) -> list[str]:
         f"![HOPE's standard error and τ against LLM requests]({PRECISION_FIGURE})",
         "",
     ]
-    for corpus, block in (record.get("corpora") or {}).items():
+    blocks = list((record.get("corpora") or {}).items())
+    pooled = record.get("pooled") or {}
+    if pooled.get("curve"):
+        blocks.insert(0, ("every corpus, pooled", pooled))
+        lines += [
+            f"Pooled over {', '.join(pooled.get('corpora') or [])}: τ is each draw's mean of the "
+            "corpora's τ, the standard error the median over every chunking of every corpus, "
+            "requests and pairs are summed.",
+            "",
+        ]
+    for title, block in blocks:
         curve = block.get("curve") or []
         pairs = curve[0].get("pairs") if curve else "?"
         header = [
@@ -94,7 +104,9 @@ def precision_section(record: dict[str, Any] | None) -> list[str]:
             ]
             for point in curve
         ]
-        lines += [f"**{corpus}** ({len(block.get('chunkings') or [])} chunkings)", ""]
+        chunkings = block.get("chunkings")
+        count = f" ({len(chunkings)} chunkings)" if chunkings else ""
+        lines += [f"**{title}**{count}", ""]
         lines += _table(header, rows)
     return lines
 

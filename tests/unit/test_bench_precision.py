@@ -1,0 +1,101 @@
+"""bench/bench_precision.py's pooling over corpora and the HOPE page's precision section: values
+by hand on made-up draws, so a change in how corpora are pooled shows here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "docs"))
+from gen_sampling import precision_section  # noqa: E402
+
+from bench_precision import pooled_curve  # noqa: E402
+
+NAN = float("nan")
+
+
+def _raw(taus: list[float], ses: list[list[float]], significant: list[int]) -> dict:
+    return {
+        "tau": {"budget_recall": taus, "recall": taus, "iou": taus},
+        "se": ses,
+        "significant": significant,
+    }
+
+
+def test_pooled_curve_by_hand():
+    points = {
+        "a": [{"size": 2, "requests": 10, "pairs": 3}],
+        "b": [{"size": 2, "requests": 14, "pairs": 6}],
+    }
+    raws = {
+        # two draws; corpus b's first draw has no tau (ties), so that draw is a's alone
+        "a": [_raw([0.2, 0.6], [[0.1, 0.3], [0.2, 0.2]], [1, 0])],
+        "b": [_raw([NAN, -0.2], [[0.5], [NAN]], [2, 3])],
+    }
+    (point,) = pooled_curve(points, raws)
+    assert point["size"] == 2
+    assert point["requests"] == 24
+    assert point["pairs"] == 9
+    # tau per draw: 0.2 (b undefined), (0.6 - 0.2) / 2 = 0.2
+    assert point["tau"]["budget_recall"]["median"] == pytest.approx(0.2)
+    assert point["tau"]["budget_recall"]["n"] == 2
+    # se per draw: median(0.1, 0.3, 0.5) = 0.3, median(0.2, 0.2) = 0.2 (NaN left out)
+    assert point["se"]["median"] == pytest.approx(0.25)
+    # significant pairs per draw: 1 + 2 = 3, 0 + 3 = 3
+    assert point["significant_pairs"]["median"] == 3
+    assert point["significant_pairs"]["low"] == point["significant_pairs"]["high"] == 3
+
+
+def test_pooled_tau_undefined_when_no_corpus_defines_it():
+    points = {
+        "a": [{"size": 1, "requests": 1, "pairs": 1}],
+        "b": [{"size": 1, "requests": 1, "pairs": 1}],
+    }
+    raws = {"a": [_raw([NAN], [[NAN]], [0])], "b": [_raw([NAN], [[NAN]], [0])]}
+    (point,) = pooled_curve(points, raws)
+    assert point["tau"]["recall"]["median"] is None
+    assert point["se"]["median"] is None
+
+
+def _curve(tau: float) -> list[dict]:
+    cell = {"median": tau, "low": tau - 0.1, "high": tau + 0.1}
+    return [
+        {
+            "size": 4,
+            "requests": 144,
+            "pairs": 21,
+            "se": {"median": 0.1, "low": 0.08, "high": 0.12},
+            "tau": {"budget_recall": cell, "recall": cell, "iou": cell},
+            "significant_pairs": {"median": 1.0, "low": 0.0, "high": 2.0},
+        }
+    ]
+
+
+def test_precision_section_puts_the_pooled_table_first():
+    record = {
+        "provenance": {"commit": "abc"},
+        "source": {"record": "items.json", "commit": "def", "hope_size": {}},
+        "settings": {"profile": "paper", "subsamples": 200, "targets": ["budget_recall"]},
+        "corpora": {"x": {"chunkings": ["c1", "c2"], "curve": _curve(-0.5)}},
+        "pooled": {"corpora": ["x", "y"], "curve": _curve(0.25)},
+    }
+    text = "\n".join(precision_section(record))
+    assert text.index("**every corpus, pooled**") < text.index("**x** (2 chunkings)")
+    assert "| 4 | 144 | 0.100 [0.080, 0.120] | +0.25 [+0.15, +0.35] | 1 [0, 2] |" in text
+    assert "Pooled over x, y" in text
+
+
+def test_precision_section_without_pooled_has_no_pooled_table():
+    record = {
+        "source": {"hope_size": {}},
+        "settings": {"targets": ["budget_recall"]},
+        "corpora": {"x": {"chunkings": ["c1"], "curve": _curve(0.0)}},
+        "pooled": None,
+    }
+    text = "\n".join(precision_section(record))
+    assert "pooled" not in text
+    assert "**x** (1 chunkings)" in text
