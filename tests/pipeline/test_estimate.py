@@ -199,3 +199,33 @@ def test_format_estimate_prints_every_kind_and_totals(tmp_path: Path, documents_
     )
     assert text.splitlines()[0].startswith("Dry run (exact): 2 documents")
     assert text.splitlines()[-3].startswith("total")
+
+
+def test_a_sequential_run_is_estimated_as_the_full_draw(tmp_path: Path, documents_file: Path):
+    """A dry run has no real answers to stop on: with sequential sampling both methods count
+    every item, the most a sequential run can send, and say so."""
+    chunk_size = math.ceil(len(TEXT) / 2) + 5  # two passages per document
+    sequential = (
+        "hope.sampling.mode=sequential",
+        "hope.sampling.epsilon=0.9",
+        "hope.sampling.round_focus_passages=1",
+        "hope.sampling.round_segments=1",
+    )
+    cfg = _cfg(tmp_path, documents_file, chunk_size, NOWHERE, *sequential)
+    assert cfg.hope.sampling.mode == "sequential"
+    documents = load_documents(documents_file)
+    exact = estimate_for_config(cfg, documents, select_chunkers(cfg))
+    hand = {k: (2 * r, 2 * u) for k, (r, u) in TWO_PASSAGES.items()}
+    assert _counts(exact) == hand
+    analytic = analytic_estimate(
+        {"news": (2, float(len(TEXT)))},
+        select_chunkers(cfg),
+        cfg.hope,
+        max_tokens=512,
+        sentence_chars=len(TEXT) / 8,
+    )
+    assert _counts(analytic) == hand
+    for estimate in (exact, analytic):
+        assert any("upper bound" in note for note in estimate.notes)
+    assert "upper bound" in format_estimate(exact)
+    assert cfg.hope.sampling.mode == "sequential"  # the caller's settings are left as they were

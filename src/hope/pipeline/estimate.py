@@ -17,6 +17,10 @@ Two methods:
   ``data/chunks/summary.json``, else its nominal size; windows of ``sentences_per_segment``
   sentences from ``estimate.sentence_chars``. Nothing can be looked up in the cache.
 
+Sequential sampling (``hope.sampling.mode: sequential``) stops on the answers, which a dry run
+does not have (its synthetic answers would stop it at arbitrary rounds). Both methods therefore
+count the full draw, which a sequential run never exceeds, and say so in a note.
+
 Tokens: prompt = characters of the rendered messages / ``chars_per_token``; output = the most the
 response schema allows (array lengths and string bounds) / ``chars_per_token``, capped at
 ``llm.max_tokens``. Both are bounds for budgeting, not predictions of the bill.
@@ -117,6 +121,21 @@ def format_estimate(estimate: Estimate, origin: str = "") -> str:
     return "\n".join(lines)
 
 
+SEQUENTIAL_NOTE = (
+    "sampling.mode sequential: counted as the full draw, an upper bound (a sequential run stops "
+    "earlier on its answers, which a dry run does not have)"
+)
+
+
+def full_draw(settings: HopeSettings) -> tuple[HopeSettings, list[str]]:
+    """``settings`` with every item drawn, and the note that says so when sampling was
+    sequential."""
+    if settings.sampling.mode == "all":
+        return settings, []
+    every = settings.sampling.model_copy(update={"mode": "all"})
+    return settings.model_copy(update={"sampling": every}), [SEQUENTIAL_NOTE]
+
+
 # --- exact: the evaluator against a recording LLM ----------------------------------------------
 
 
@@ -158,6 +177,7 @@ def exact_estimate(
 
     passages = chunk_documents(documents, chunkers)
     dry = DryRunLLM(llm, chars_per_token)
+    settings, sampling_notes = full_draw(settings)
     quiet = settings.model_copy(update={"progress": False})
     evaluator = HopeEvaluator(dry, embedder, quiet)
     scored = asyncio.run(score_pairs(evaluator, documents, passages, progress=False))
@@ -169,6 +189,7 @@ def exact_estimate(
         notes=[
             "first attempts only; invalid answers and transport faults add retries",
             "requests after an uncached answer are sized from a synthetic answer",
+            *sampling_notes,
         ],
     )
 
@@ -216,6 +237,7 @@ def analytic_estimate(
     from hope.core.prompts.response_schemas import statements_model
 
     measured = measured or {}
+    settings, sampling_notes = full_draw(settings)
     sentences_per_segment = settings.information_preservation.sentences_per_segment
     statement = max_output_chars(json_schema_of(statements_model(1))) - 20  # one bounded statement
     templates: dict[str, int] = {}
@@ -261,6 +283,7 @@ def analytic_estimate(
             "no documents here: counts from corpus counts and estimate.mean_chars "
             f"(sentence {sentence_chars:g} chars); cache status unknown (counted as not cached)",
             "first attempts only; invalid answers and transport faults add retries",
+            *sampling_notes,
         ],
     )
 
