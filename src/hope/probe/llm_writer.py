@@ -6,20 +6,17 @@ exact search and the question filtered (``hope.probe.probe_filters``). Here the 
 region of the drawn gold (``hope.probe.gold_draw``, so questions stay spread over the corpus and
 shaped like real ones), and the model is asked for as many excerpts as were drawn. A paraphrasing
 question is what code-written queries cannot give; the price is one model request per question.
-An answer that fails (``LLMCallError``) is a question not written, counted like a filter's.
+What every LLM writer shares (the requests, a failed answer as a question not written) is
+``hope.probe.model_writer``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from hope.core.model_interface import ChatModel, LLMCallError
-from hope.probe.salience import Salience
+from hope.probe.model_writer import ModelWriter, WriterRequest
 from hope.probe.writing import Draft, WritingTask
 
 PROMPT_ID = "probe_question_v1"
@@ -48,45 +45,20 @@ def passage_of(corpus: str, task: WritingTask) -> str:
 
 
 @dataclass
-class LLMWriter:
-    """Writes with ``llm`` (any ``ChatModel``: the embedded model, an OpenAI-compatible server)."""
+class LLMWriter(ModelWriter):
+    """Asks for the question and its excerpts copied verbatim (located later by the filters)."""
 
-    llm: ChatModel
     name: str = "llm"
-    kind: Literal["code", "llm"] = field(default="llm")
-    temperature: float = 0.0
-    max_tokens: int = 512
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        """Every task's request at once (the client bounds its own concurrency)."""
-        return asyncio.run(self.awrite(corpus, tasks))
+    def request(self, corpus: str, task: WritingTask) -> WriterRequest:
+        user = USER.format(passage=passage_of(corpus, task), count=len(task.gold))
+        return WriterRequest(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            response_model=ProbeAnswer,
+            schema_name="probe_question",
+            prompt_id=PROMPT_ID,
+        )
 
-    async def awrite(self, corpus: str, tasks: Sequence[WritingTask]) -> list[Draft | None]:
-        return list(await asyncio.gather(*(self._one(corpus, task) for task in tasks)))
-
-    async def _one(self, corpus: str, task: WritingTask) -> Draft | None:
-        messages = [
-            {"role": "system", "content": SYSTEM},
-            {
-                "role": "user",
-                "content": USER.format(passage=passage_of(corpus, task), count=len(task.gold)),
-            },
-        ]
-        try:
-            response = await self.llm.structured(
-                messages=messages,
-                response_model=ProbeAnswer,
-                schema_name="probe_question",
-                prompt_id=PROMPT_ID,
-                temperature=self.temperature,
-                seed=task.seed,
-                max_tokens=self.max_tokens,
-            )
-        except LLMCallError:
-            return None
-        answer = response.value
-        assert isinstance(answer, ProbeAnswer)
+    def draft(self, corpus: str, answer: ProbeAnswer, context: None) -> Draft | None:
         excerpts = tuple(e.strip() for e in answer.excerpts if e.strip())
         return Draft(answer.question.strip(), excerpts) if excerpts else None

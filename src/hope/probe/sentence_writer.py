@@ -14,16 +14,13 @@ none left, or an answer that fails (``LLMCallError``), the question is not writt
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from hope.core.model_interface import ChatModel, LLMCallError
 from hope.core.text import Sentence, split_sentences
-from hope.probe.salience import Salience
+from hope.probe.model_writer import ModelWriter, WriterRequest
 from hope.probe.writing import Draft, Span, WritingTask
 
 PROMPT_ID = "probe_question_sentences_v1"
@@ -76,50 +73,26 @@ def chosen_spans(sentences: Sequence[Sentence], numbers: Sequence[int]) -> tuple
 
 
 @dataclass
-class SentenceWriter:
-    """Writes with ``llm`` (any ``ChatModel``), its excerpts whole sentences chosen by number."""
+class SentenceWriter(ModelWriter):
+    """Asks for the question and the numbers of the sentences that answer it."""
 
-    llm: ChatModel
     name: str = "llm_sentences"
-    kind: Literal["code", "llm"] = field(default="llm")
-    temperature: float = 0.0
-    max_tokens: int = 512
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        """Every task's request at once (the client bounds its own concurrency)."""
-        return asyncio.run(self.awrite(corpus, tasks))
-
-    async def awrite(self, corpus: str, tasks: Sequence[WritingTask]) -> list[Draft | None]:
-        return list(await asyncio.gather(*(self._one(corpus, task) for task in tasks)))
-
-    async def _one(self, corpus: str, task: WritingTask) -> Draft | None:
+    def request(self, corpus: str, task: WritingTask) -> WriterRequest | None:
         sentences = region_sentences(corpus, task.region)
         if not sentences:
             return None
-        messages = [
-            {"role": "system", "content": SYSTEM},
-            {
-                "role": "user",
-                "content": USER.format(passage=numbered(sentences), count=len(task.gold)),
-            },
-        ]
-        try:
-            response = await self.llm.structured(
-                messages=messages,
-                response_model=SentenceAnswer,
-                schema_name=SCHEMA_NAME,
-                prompt_id=PROMPT_ID,
-                temperature=self.temperature,
-                seed=task.seed,
-                max_tokens=self.max_tokens,
-            )
-        except LLMCallError:
-            return None
-        answer = response.value
-        assert isinstance(answer, SentenceAnswer)
-        spans = chosen_spans(sentences, answer.sentences)
+        user = USER.format(passage=numbered(sentences), count=len(task.gold))
+        return WriterRequest(
+            messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}],
+            response_model=SentenceAnswer,
+            schema_name=SCHEMA_NAME,
+            prompt_id=PROMPT_ID,
+            context=sentences,
+        )
+
+    def draft(self, corpus: str, answer: SentenceAnswer, context: list[Sentence]) -> Draft | None:
+        spans = chosen_spans(context, answer.sentences)
         question = answer.question.strip()
         if not spans or not question:
             return None
