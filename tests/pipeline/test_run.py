@@ -181,3 +181,65 @@ def test_a_rerun_reads_its_chunks_from_the_cache(
     off = compose([*overrides, "tracking=none", "cache.reuse_results=false"])
     with pytest.raises(AssertionError, match="chunked again"):
         run(off, output_dir=tmp_path / "off")
+
+
+@pytest.mark.slow
+def test_hope_run_samples_sequentially(tmp_path: Path, documents_file: Path, sim_server):
+    """hope-run with ``hope.sampling.mode=sequential``: with epsilon 0 every item is drawn and the
+    scores are the full run's; with a loose epsilon each pair stops after its first round, says
+    why in its evidence, and keeps the passages it did not draw as not sampled."""
+    import json
+
+    overrides = small_overrides(tmp_path, documents_file, sim_server.base_url)
+    overrides = [o for o in overrides if not o.startswith("tracking.")]
+    base = [*overrides, "tracking=none", "bleu.enabled=false", "chunker.chunk_size=120"]
+    base.append("hope.focus_passages=null")
+    rounds = [
+        "hope.sampling.mode=sequential",
+        "hope.sampling.round_focus_passages=1",
+        "hope.sampling.round_segments=1",
+    ]
+
+    def scores(out: Path) -> dict[tuple[str, str], dict[str, str]]:
+        rows = csv.DictReader((out / "scores.csv").open())
+        return {(r["doc_id"], r["chunker"]): r for r in rows}
+
+    def evidence(out: Path) -> list[dict]:
+        lines = (out / "evidence.jsonl").read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines]
+
+    run(compose(base), output_dir=tmp_path / "full")
+    run(compose([*base, *rounds, "hope.sampling.epsilon=0"]), output_dir=tmp_path / "exact")
+    run(compose([*base, *rounds, "hope.sampling.epsilon=1"]), output_dir=tmp_path / "loose")
+
+    full, exact = scores(tmp_path / "full"), scores(tmp_path / "exact")
+    assert full.keys() == exact.keys()
+    for pair, row in full.items():
+        for metric in (
+            "concept_unity",
+            "semantic_independence",
+            "information_preservation",
+            "hope",
+        ):
+            assert float(exact[pair][metric]) == pytest.approx(float(row[metric])), (pair, metric)
+    assert all("sampling" not in result for result in evidence(tmp_path / "full"))
+    for result in evidence(tmp_path / "exact"):
+        record = result["sampling"]
+        assert record["stopped"] == "exhausted"
+        assert record["drawn"] == record["population"]
+
+    loose = evidence(tmp_path / "loose")
+    assert loose
+    for result in loose:
+        record = result["sampling"]
+        assert record["stopped"] == "epsilon" and record["rounds"] == 1
+        assert record["drawn"] == {"focus_passages": 1, "segments": 1}
+    assert any(r["sampling"]["population"]["focus_passages"] > 1 for r in loose)
+    for result in loose:
+        absent = [
+            p["concept_unity"] for p in result["passages"] if p["concept_unity"]["score"] is None
+        ]
+        assert len(absent) == result["sampling"]["population"]["focus_passages"] - 1
+        for entry in absent:
+            assert entry["status"] == "not_sampled"
+            assert entry["reason"] == "sampling.mode sequential: stopped after round 1 (epsilon)"
