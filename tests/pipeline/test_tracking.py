@@ -509,10 +509,14 @@ def test_the_prompts_belong_to_the_runs_experiment_not_the_default_one(tmp_path:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     tracking = {"enabled": True, "uri": None, "artifact_root": "mlruns", "experiment_name": "hope"}
     params_path, out, inputs = stage_outputs(tmp_path, tracking)
+
+    def links_done() -> None:
+        for thread in threading.enumerate():  # MLflow links a new prompt in a thread of its own
+            if thread.name.startswith("link_prompt_to_experiment"):
+                thread.join(timeout=120)
+
     run_id = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
-    for thread in threading.enumerate():  # MLflow links a new prompt in a thread of its own
-        if thread.name.startswith("link_prompt_to_experiment"):
-            thread.join(timeout=30)
+    links_done()
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     experiment = client.get_run(run_id).info.experiment_id
     assert experiment != "0"
@@ -529,6 +533,7 @@ def test_the_prompts_belong_to_the_runs_experiment_not_the_default_one(tmp_path:
     params["tracking"] = tracking
     params_path.write_text(yaml.safe_dump(params))
     other = record_score_stage(params_path, out, inputs, wall_s=1.0, repo=tmp_path)
+    links_done()  # under load the second link can still be running: wait for it as for the first
     other_experiment = client.get_run(other).info.experiment_id
     assert prompts_of(other_experiment) == {"concept_statements"} == prompts_of(experiment)
 
