@@ -20,6 +20,9 @@ The LLM writer (hope.probe.LLMWriter, or with --llm-writer llm_sentences hope.pr
 in the embedded server: its own model, and with --llm-gguf another GGUF such as
 Qwen2.5-Coder-0.5B) is run on a few strata of one corpus: seconds per request, what passed the
 filters, examples and the model's first drafts.
+With --llm-tau-corpora, only the LLM writer runs, on those corpora, for its tau against the real
+questions as the code writers get theirs (the section llm_writer_tau[<writer>] of the record;
+answers cached, so a stopped run resumes).
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing, each repeated --repeats times (median, min, max): the probe's own work per
 corpus for the --timed-writers (writing and filtering, embedding its queries with the model and
@@ -29,6 +32,8 @@ other half, the same for every writer); chunking excluded; each also scaled to 5
 
     python bench/bench_probe.py                                  # four corpora, every code writer
     python bench/bench_probe.py --corpora chatlogs --writers keyword
+    python bench/bench_probe.py --llm-tau-corpora chatlogs --llm-writer llm_sentences \
+        --llm-gguf qwen0.5b.gguf --llm-model Qwen2.5-Coder-0.5B-Instruct --llm-tau-questions 100
 """
 
 from __future__ import annotations
@@ -150,6 +155,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run only the LLM writer timings (--llm-writer, the embedded model and --llm-gguf) "
         "and add them to the record at --output as the section llm_writer[<writer>], with their "
         "own provenance; the record's other figures stay as they are",
+    )
+    parser.add_argument(
+        "--llm-tau-corpora",
+        default="",
+        help="run only the LLM writer (--llm-writer; the embedded model, or --llm-gguf) on these "
+        "corpora, for its tau against the real questions, and add it to the record at --output "
+        "as the section llm_writer_tau[<writer>]; answers cached, so a stopped run resumes",
+    )
+    parser.add_argument("--llm-tau-questions", type=int, default=200, help="strata per corpus")
+    parser.add_argument(
+        "--llm-tau-attempts", type=int, default=2, help="drafts per stratum at most (requests)"
     )
     parser.add_argument(
         "--timed-writers",
@@ -314,13 +330,117 @@ def targets_met(cells: dict[str, dict[str, Any]], measures: dict[str, str]) -> d
     return verdict
 
 
+def corpus_inputs(
+    args: argparse.Namespace, corpus: str, chunkers: list[Any], cache: Any
+) -> tuple[Path, str, list[Any], dict[str, list[ChunkPassage]], float]:
+    """A corpus of the set: its path, text, real questions, every chunking's passages and the
+    seconds the chunking took."""
+    from hope.core.io import read_text
+
+    path = args.data / "corpora" / f"{corpus}.md"
+    text = read_text(path, "corpus")
+    real_questions, _ = read_questions(args.data / "questions.jsonl", text, corpus)
+    phase = time.perf_counter()
+    chunkings = {}
+    for chunker in chunkers:
+        passages = chunk_corpus(chunker, corpus, text, cache)
+        chunkings[chunker.name] = [ChunkPassage(p["text"], p["start"], p["end"]) for p in passages]
+    return path, text, real_questions, chunkings, round(time.perf_counter() - phase, 1)
+
+
+def llm_writer_tau(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
+    """The LLM writer's tau against the real questions, as the code writers' (section
+    ``llm_writer_tau[<writer>]`` of the record at --output, with its own provenance): the
+    embedded server with its own model or --llm-gguf, --llm-tau-questions strata of each of
+    --llm-tau-corpora, --llm-tau-attempts drafts per stratum at most. Its answers go to the
+    project's cache, so a stopped run resumes without asking again."""
+    from dataclasses import replace
+
+    from hydra.utils import instantiate
+
+    from hope.core.packaged_configs import compose_config, packaged_config
+    from hope.models.factory import embedder_preset, open_cache
+    from hope.probe import LLM_WRITERS
+
+    measures = compared_measures(settings)
+    cache = open_cache(compose_config([]).cache.path)
+    embedder = embedder_preset(args.embedder)
+    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
+    names = [c.name for c in chunkers]
+    config = packaged_config("llm", "embedded")
+    if args.llm_gguf:
+        config.gguf_path = str(args.llm_gguf)
+        config.model = args.llm_model or args.llm_gguf.stem
+    llm = instantiate(config, cache=cache)
+    timed = TimedModel(llm)
+    writer = LLM_WRITERS[args.llm_writer](timed)
+    probe_settings = replace(
+        settings, n_questions=args.llm_tau_questions, attempts=args.llm_tau_attempts
+    )
+    section: dict[str, Any] = {
+        "writer": args.llm_writer,
+        "model": llm.identity,
+        "embedder": embedder.identity,
+        "questions": args.llm_tau_questions,
+        "attempts": args.llm_tau_attempts,
+        "chunkers": names,
+        "chunkers_not_run": not_run,
+        "note": "tau and pair agreement against the real questions as for the code writers "
+        "(same real sides, resamples and seed); seconds: writing, filtering and measuring; "
+        "requests: the writer's requests, requests_sent: those the model answered in this run "
+        "(the others came from the cache of a stopped run), failed_answers: no valid answer",
+        "corpora": {},
+    }
+    cells: dict[str, list[dict[str, Any]]] = {m: [] for m in measures}
+    try:
+        for corpus in [c for c in args.llm_tau_corpora.split(",") if c]:
+            _, text, real_questions, chunkings, _ = corpus_inputs(args, corpus, chunkers, cache)
+            real = measure_chunkings(text, real_questions, chunkings, embedder, settings)
+            real_sides = {m: RealSide(real, names, m, args) for m in measures}
+            before = len(timed.calls)
+            phase = time.perf_counter()
+            result = probe_ranking(text, chunkings, embedder, probe_settings, writer)
+            seconds = time.perf_counter() - phase
+            answers = timed.calls[before:]
+            sent = sum(1 for _, cached in timed.cached[before:] if not cached)
+            compared = {m: compare(result, real_sides[m], names, m, args) for m in measures}
+            for m in measures:
+                cells[m].append(compared[m])
+            section["corpora"][corpus] = {
+                "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
+                "examples": [
+                    {"question": q["question"], "references": [r["text"] for r in q["references"]]}
+                    for q in result["probe"]["questions"][:3]
+                ],
+                "compared": compared,
+                "targets": targets_met(compared, measures),
+                "seconds": round(seconds, 1),
+                "requests": len(answers),
+                "requests_sent": sent,
+                "failed_answers": sum(1 for _, value in answers if value is None),
+            }
+            summary = ", ".join(f"{m} {compared[m]['tau']:+.2f}" for m in measures)
+            log(f"{corpus}: {args.llm_writer}: {seconds:.0f} s; tau {summary}")
+            section["pooled"] = {m: pooled(cs) for m, cs in cells.items()}
+            section["pooled_targets"] = targets_met(section["pooled"], measures)
+            bench_run.merge_section(
+                args.output, f"llm_writer_tau[{args.llm_writer}]", strip(section)
+            )
+            log(f"wrote {args.output} with the section llm_writer_tau[{args.llm_writer}]")
+    finally:
+        import asyncio
+
+        asyncio.run(llm.aclose())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.repeats < 1:
         raise SystemExit("--repeats must be at least 1")
     bench_run = harness.start(None if argv is None else [sys.argv[0], *argv])
     started = time.perf_counter()
-    from hope.core.io import file_sha256, read_text
+    from hope.core.io import file_sha256
     from hope.core.packaged_configs import compose_config
     from hope.models.embeddings import CachingEmbedder
     from hope.models.factory import embedder_preset, open_cache
@@ -334,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.llm_writer_only:
         return llm_writer_only(args, settings, bench_run)
+    if args.llm_tau_corpora:
+        return llm_writer_tau(args, settings, bench_run)
     measures = compared_measures(settings)
     writers = [w for w in args.writers.split(",") if w]
     cache = open_cache(compose_config([]).cache.path)
@@ -368,17 +490,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     timings: dict[str, float] = {}
     for corpus in [c for c in args.corpora.split(",") if c]:
-        path = args.data / "corpora" / f"{corpus}.md"
-        text = read_text(path, "corpus")
-        real_questions, _ = read_questions(args.data / "questions.jsonl", text, corpus)
-        phase = time.perf_counter()
-        chunkings = {}
-        for chunker in chunkers:
-            passages = chunk_corpus(chunker, corpus, text, cache)
-            chunkings[chunker.name] = [
-                ChunkPassage(p["text"], p["start"], p["end"]) for p in passages
-            ]
-        timings[f"chunking:{corpus}"] = round(time.perf_counter() - phase, 1)
+        path, text, real_questions, chunkings, seconds = corpus_inputs(
+            args, corpus, chunkers, cache
+        )
+        timings[f"chunking:{corpus}"] = seconds
         entry: dict[str, Any] = {
             "sha256": file_sha256(path),
             "n_chars": len(text),
@@ -522,14 +637,17 @@ class TimedModel:
         self.llm = llm
         self.identity = llm.identity
         self.calls: list[tuple[float, Any]] = []
+        self.cached: list[tuple[float, bool]] = []
 
     async def structured(self, **request: Any) -> Any:
         try:
             response = await self.llm.structured(**request)
         except Exception:
             self.calls.append((time.perf_counter(), None))
+            self.cached.append((time.perf_counter(), False))
             raise
         self.calls.append((time.perf_counter(), response.value))
+        self.cached.append((time.perf_counter(), bool(response.cached)))
         return response
 
 
