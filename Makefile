@@ -141,9 +141,9 @@ bench-probe: setup
 # drawn from those items: standard error, tau and significant pairs against LLM requests
 # (bench/results/precision.json). bench-sequential: the sequential stopping rule against the full
 # run, on the simulated paper workload and replayed on those items (bench/results/sequential.json).
-# chatlogs by default: on 2 shared cores each corpus takes 30-40 minutes at 16 x 16; more with
-# PRECISION_CORPORA=chatlogs,state_of_the_union,...
-PRECISION_CORPORA ?= chatlogs
+# chatlogs and state_of_the_union by default (the committed record): on 2 cores each corpus takes
+# 30-60 minutes of SmolLM2 at 16 x 16; more with PRECISION_CORPORA=...,wikitexts,pubmed
+PRECISION_CORPORA ?= chatlogs,state_of_the_union
 bench-precision-items: setup
 	$(BIN)/python bench/bench_labelled.py --profiles paper --max-chars 120000 \
 	  --corpora $(PRECISION_CORPORA) \
