@@ -330,6 +330,22 @@ def targets_met(cells: dict[str, dict[str, Any]], measures: dict[str, str]) -> d
     return verdict
 
 
+def writer_entry(
+    result: dict[str, Any], compared: dict[str, Any], measures: dict[str, str]
+) -> dict[str, Any]:
+    """What a writer's record keeps on one corpus: the probe's counts and filter outcomes, three
+    example questions, the comparison with the real questions and the targets met."""
+    return {
+        "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
+        "examples": [
+            {"question": q["question"], "references": [r["text"] for r in q["references"]]}
+            for q in result["probe"]["questions"][:3]
+        ],
+        "compared": compared,
+        "targets": targets_met(compared, measures),
+    }
+
+
 def corpus_inputs(
     args: argparse.Namespace, corpus: str, chunkers: list[Any], cache: Any
 ) -> tuple[Path, str, list[Any], dict[str, list[ChunkPassage]], float]:
@@ -407,13 +423,7 @@ def llm_writer_tau(args: argparse.Namespace, settings: ProbeSettings, bench_run:
             for m in measures:
                 cells[m].append(compared[m])
             section["corpora"][corpus] = {
-                "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
-                "examples": [
-                    {"question": q["question"], "references": [r["text"] for r in q["references"]]}
-                    for q in result["probe"]["questions"][:3]
-                ],
-                "compared": compared,
-                "targets": targets_met(compared, measures),
+                **writer_entry(result, compared, measures),
                 "seconds": round(seconds, 1),
                 "requests": len(answers),
                 "requests_sent": sent,
@@ -539,13 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             for m in measures:
                 cells[writer][m].append(compared[m])
             entry["writers"][writer] = {
-                "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
-                "examples": [
-                    {"question": q["question"], "references": [r["text"] for r in q["references"]]}
-                    for q in result["probe"]["questions"][:3]
-                ],
-                "compared": compared,
-                "targets": targets_met(compared, measures),
+                **writer_entry(result, compared, measures),
                 "timing_s": (
                     own_timing(results, cold, len(text))
                     if timed
