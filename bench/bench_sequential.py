@@ -1,7 +1,7 @@
 """The sequential stopping rule (``hope.sampling.mode: sequential``, issue 34) against the full run:
 LLM requests used and agreement of the significant pairwise decisions.
 
-Two workloads:
+Three workloads:
 
 - **simulated paper workload**: the paper profile at the paper's counts (every passage a focus
   passage, 5 statements, 5 questions, 20 segments) on ``--docs`` documents of the offline mirror x
@@ -16,6 +16,15 @@ Two workloads:
   ``RoundBoard``); its requests are counted from the items drawn (``requests_for``). Replaying
   is exact because each item's answers are fixed by its seed; it is not every passage of the
   chunking, which at the paper's counts is hours of SmolLM2 on 2 cores.
+- **embedded model, sample experiment** (``--parts sample``): the default experiment
+  (``experiment=sample``: 7 documents x fixed_500_o0 and semantic_minilm, SmolLM2 and MiniLM) at
+  the paper's counts (every passage a focus passage, 5 statements, 5 questions, 20 segments),
+  scored as ``hope-run`` scores it (``score_pair_stream`` with the run config's evaluator). The
+  full run is sent cold into ``--work-dir``'s cache (a stopped run resumes from it); then the
+  full run and each sequential run are scored again from that cache, and their requests are the
+  distinct requests each asked of it, what it would send cold (an item's answers are fixed by
+  its seed, so a sequential run asks a subset of the full run's requests). The second full run with
+  another seed is not made here (it would double the hours).
 
 Decisions: for every pair of chunkings of a document, ``sampling_stats.compare`` (a t test of the
 HOPE difference at 95 %) on the items each run scored; agreement is the share of pairs where the
@@ -24,7 +33,7 @@ comparisons the rule itself decided (disjoint intervals) whose order the full ru
 contradict, and, as context for the agreement target, the agreement of a second full run with
 another seed (``full_seed_1``): the decisions of two full runs differ too.
 
-Targets (issue 34): agreement >= 95 % with <= 25 % of the full run's requests, on both workloads.
+Targets (issue 34): agreement >= 95 % with <= 25 % of the full run's requests, on every workload.
 Output: bench/results/sequential.json (``make bench-sequential``).
 """
 
@@ -56,6 +65,7 @@ from workloads import chunkers, mirror_documents, select, simulated_llm, simulat
 
 TARGETS = {"agreement": 0.95, "request_share": 0.25}
 PARTS = "simulated,replayed"
+ALL_PARTS = {"simulated", "replayed", "sample"}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -79,8 +89,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--parts",
         default=PARTS,
-        help="simulated, replayed or both; a single part is added to the record at --output as "
-        "a section with its own provenance, keeping the other part's",
+        help="simulated, replayed (the default, both) and/or sample; parts other than the "
+        "default pair are added to the record at --output as sections with their own "
+        "provenance, keeping the other parts'",
     )
     parser.add_argument("--output", default="bench/results/sequential.json")
     return parser.parse_args(argv)
@@ -338,6 +349,157 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     return out
 
 
+# --- embedded model, the sample experiment -------------------------------------------------------
+
+SAMPLE_PAPER_COUNTS = [
+    "experiment=sample",
+    "hope.focus_passages=null",
+    "hope.concept_unity.n_items=5",
+    "hope.semantic_independence.n_questions=5",
+    "hope.information_preservation.n_segments=20",
+    "tracking=none",
+    # every run makes its calls: a pair's finished result is not read back from the cache
+    "cache.reuse_results=false",
+]
+
+
+def sample_config(cache_path: Path, sampling_cfg: dict[str, Any] | None):
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from hope.pipeline import CONF_DIR
+    from hope.pipeline.config_schema import validate_run_config
+
+    overrides = [*SAMPLE_PAPER_COUNTS, f"cache.path={cache_path}"]
+    for key, value in (sampling_cfg or {}).items():
+        overrides.append(f"hope.sampling.{key}={value}")
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose("config", overrides=overrides)
+    return validate_run_config(OmegaConf.to_container(cfg, resolve=True))
+
+
+def score_sample(config, work: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Every (document, chunker) pair of the sample experiment under ``config``: items, HOPE and
+    sampling record per pair, and the LLM usage (calls = requests sent + cache hits)."""
+    from hope.core.chunk_cache import cached_chunks
+    from hope.models.factory import build_evaluator
+    from hope.pipeline.chunk_step import chunk_pair
+    from hope.pipeline.run import load_documents, locate_documents, select_chunkers
+    from hope.pipeline.score_step import score_pair_stream
+
+    path, _origin = locate_documents(config, work)
+    documents = load_documents(path, config.data.doc_ids)
+    chunker_list = select_chunkers(config)
+    evaluator = build_evaluator(config)
+    # The distinct requests the run asks for: what it would send cold (first attempts; the pairs
+    # of a document share their segments' questions, so calls repeat requests).
+    asked: set[str] = set()
+    lookup = evaluator.llm.lookup
+
+    def counting_lookup(key, *rest, **options):
+        asked.add(key)
+        return lookup(key, *rest, **options)
+
+    evaluator.llm.lookup = counting_lookup
+
+    def pairs():
+        for document in documents:
+            for chunker in chunker_list:
+                records = cached_chunks(
+                    evaluator.llm.cache,
+                    chunker.config,
+                    document,
+                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+                )
+                yield document, chunker.name, records
+
+    started = time.perf_counter()
+    scored = asyncio.run(
+        score_pair_stream(
+            evaluator,
+            pairs(),
+            total=len(documents) * len(chunker_list),
+            parallel_pairs=config.scoring.parallel_pairs,
+            progress=True,
+        )
+    )
+    wall = time.perf_counter() - started
+    by_doc: dict[str, dict[str, Any]] = defaultdict(dict)
+    for document, chunker, result in scored:
+        by_doc[document["doc_id"]][chunker] = {
+            "items": items_of(result),
+            "hope": result.hope,
+            "sampling": result.sampling,
+        }
+    usage = evaluator.llm.usage.to_dict()
+    asyncio.run(evaluator.llm.aclose())
+    return by_doc, {
+        "requests": len(asked),
+        "calls": usage["requests"] + usage["cache_hits"],
+        "requests_sent": usage["requests"],
+        "cache_hits": usage["cache_hits"],
+        "failures": usage["failures"],
+        "wall_s": round(wall, 1),
+        "documents": [d["doc_id"] for d in documents],
+        "chunkers": [c.name for c in chunker_list],
+    }
+
+
+def sample(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="hope-bench-sequential-sample-"))
+    work.mkdir(parents=True, exist_ok=True)
+    cache_path = work / "sample.sqlite"
+    print("sample: full run (cold where the cache lacks answers)", file=sys.stderr)
+    _cold, cold_usage = score_sample(sample_config(cache_path, None), work)
+    # The same run again, now every answer from the cache: its calls are counted as the
+    # sequential runs' are, so the request share compares like with like.
+    full, full_usage = score_sample(sample_config(cache_path, None), work)
+    out: dict[str, Any] = {
+        "experiment": "sample",
+        "overrides": SAMPLE_PAPER_COUNTS,
+        "profile": "paper (every passage, 5 statements, 5 questions, 20 segments)",
+        "documents": full_usage.pop("documents"),
+        "chunkers": full_usage.pop("chunkers"),
+        "full_cold": {k: v for k, v in cold_usage.items() if k not in ("documents", "chunkers")},
+        "full": full_usage,
+        "runs": {},
+    }
+    full_decisions = {
+        doc: decisions({c: v["items"] for c, v in chunks.items()}) for doc, chunks in full.items()
+    }
+    for epsilon in [float(e) for e in args.epsilons.split(",")]:
+        print(f"sample: sequential, epsilon {epsilon}", file=sys.stderr)
+        cfg = sampling(args, epsilon, replay=True)
+        seq, seq_usage = score_sample(sample_config(cache_path, cfg), work)
+        per_doc = []
+        for doc, chunks in seq.items():
+            found = decisions({c: v["items"] for c, v in chunks.items()})
+            records = {c: v["sampling"] for c, v in chunks.items()}
+            made, wrong = disjoint_contradicted(
+                records, {c: v["hope"] for c, v in full[doc].items()}
+            )
+            per_doc.append(
+                {
+                    "doc_id": doc,
+                    "agreement": agreement(full_decisions[doc], found),
+                    "stopped": {c: r["stopped"] for c, r in records.items()},
+                    "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
+                    "rule_decided": made,
+                    "rule_contradicted": wrong,
+                }
+            )
+        out["runs"][str(epsilon)] = {
+            "sampling": cfg,
+            "wall_s": seq_usage["wall_s"],
+            "failures": seq_usage["failures"],
+            "requests_sent": seq_usage["requests_sent"],
+            "calls": seq_usage["calls"],
+            **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
+            "documents": per_doc,
+        }
+    return out
+
+
 HEADER = {
     "benchmark": "the sequential stopping rule against the full run (issue 34)",
     "targets": TARGETS,
@@ -350,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
     parts = {p for p in args.parts.split(",") if p}
-    if unknown := parts - {"simulated", "replayed"}:
+    if unknown := parts - ALL_PARTS:
         raise SystemExit(f"--parts: unknown part(s) {sorted(unknown)}")
     sections: dict[str, Any] = {}
     if "simulated" in parts:
@@ -365,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
                 "reason": f"{args.items} not found (make bench-precision-items writes it)",
             }
         )
+    if "sample" in parts:
+        sections["embedded_sample"] = sample(args)
     if args.parts == PARTS:
         run.write_record(args.output, {**HEADER, **sections})
     else:
