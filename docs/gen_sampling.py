@@ -206,6 +206,7 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
     workloads = (
         ("simulated", "Simulated paper workload"),
         ("embedded_replayed", "Embedded model (SmolLM2), replayed on its items"),
+        ("embedded_sample", "Embedded model (SmolLM2), the sample experiment"),
     )
     for key, title in workloads:
         block = record.get(key) or {}
@@ -215,13 +216,15 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
             continue
         full = block.get("full") or {}
         what = (
-            f"{len(block.get('documents') or [])} documents × {len(block.get('chunkers') or [])} "
-            f"chunkers, {block.get('profile')}"
-            if key == "simulated"
-            else f"corpora {', '.join(block.get('corpora') or [])}; source "
+            f"corpora {', '.join(block.get('corpora') or [])}; source "
             f"`{(block.get('source') or {}).get('record')}`"
+            if key == "embedded_replayed"
+            else f"{len(block.get('documents') or [])} documents × "
+            f"{len(block.get('chunkers') or [])} chunkers, {block.get('profile')}"
         )
-        lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests)", ""]
+        measured = (block.get("provenance") or {}).get("commit")
+        at = f"; commit `{measured[:7]}`" if measured else ""
+        lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests{at})", ""]
         lines += _table(header, _run_rows(block["runs"]))
         rerun = (block.get("full_seed_1") or {}).get("decisions")
         if rerun:

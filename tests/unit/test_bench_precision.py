@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "docs"))
-from gen_sampling import precision_section  # noqa: E402
+from gen_sampling import precision_section, sequential_section  # noqa: E402
 
 from bench_precision import pooled_curve  # noqa: E402
 
@@ -99,3 +99,46 @@ def test_precision_section_without_pooled_has_no_pooled_table():
     text = "\n".join(precision_section(record))
     assert "pooled" not in text
     assert "**x** (1 chunkings)" in text
+
+
+def _sequential_run(share: float, agreement: float) -> dict:
+    return {
+        "request_share": share,
+        "decisions": {
+            "agreement": agreement,
+            "significant_kept": 1,
+            "reference_significant": 2,
+            "reversed": 0,
+            "new_significant": 0,
+        },
+        "targets_met": {"request_share": share <= 0.25, "agreement": agreement >= 0.95},
+        "rule_decided": 3,
+        "rule_decided_contradicted": 0,
+        "stopped": {"epsilon": 10, "exhausted": 4},
+    }
+
+
+def test_sequential_section_shows_the_sample_experiment_with_its_own_commit():
+    record = {
+        "provenance": {"commit": "aaaaaaa"},
+        "targets": {"agreement": 0.95, "request_share": 0.25},
+        "decision_test": "t test",
+        "simulated": {"status": "not run", "reason": "left out"},
+        "embedded_sample": {
+            "provenance": {"commit": "1234567890"},
+            "documents": ["d1", "d2", "d3"],
+            "chunkers": ["c1", "c2"],
+            "profile": "paper",
+            "full": {"requests": 1776},
+            "runs": {"0.1": _sequential_run(0.5, 6 / 7)},
+        },
+    }
+    text = "\n".join(sequential_section(record))
+    assert "**Simulated paper workload**: not run (left out)." in text
+    assert "replayed on its items**: not run (not in this record)" in text
+    assert (
+        "**Embedded model (SmolLM2), the sample experiment** (3 documents × 2 chunkers, paper; "
+        "full run: 1776 requests; commit `1234567`)"
+    ) in text
+    row = "| 0.1 | 50% (missed) | 86% (missed) | 1 of 2 | 0 | 0 | 0 of 3 | epsilon 10, exhausted 4 "
+    assert row in text
