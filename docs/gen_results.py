@@ -15,7 +15,8 @@ The HOPE page (``docs/metric.md``) gets its section "What HOPE tracks beyond pas
 the labelled record in place of a marker line: per sub-metric, τ with the mean passage length and
 the partial τ with each labelled target given it, and a sentence read off the intervals. Its
 sections on precision by sample size and on the sequential rule come the same way from the
-precision and sequential records (``docs/gen_sampling.py``).
+precision and sequential records (``docs/gen_sampling.py``); the probe page's comparison of
+probe and real questions from the probe record (``docs/gen_probe.py``).
 
 A record's provenance is read from its ``provenance`` block. A record without one (written
 before the block existed) shows whatever it holds of ``commit``, ``code``, ``git``, ``machine``
@@ -38,6 +39,7 @@ from typing import Any
 
 # The HOPE page's sample-size sections live beside this script (mkdocs-gen-files runs it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_probe
 import gen_sampling
 
 REPO = Path(__file__).resolve().parents[1]
@@ -600,21 +602,40 @@ def tracks_from(all_records: dict[str, dict[str, Any]]) -> list[str]:
     return [*lines, title, "", note, "", *tracks_section(larger, TRACKS_RECORD_LARGER, "####")]
 
 
-def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
-    """The HOPE page with each generated section's figures in place of its marker line."""
-    page = (REPO / "docs" / TRACKS_PAGE).read_text(encoding="utf-8")
-    sections = {
-        TRACKS_MARKER: tracks_from(all_records),
-        gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(all_records.get("precision")),
-        gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
-            all_records.get("sequential")
-        ),
-    }
+def filled_page(name: str, sections: dict[str, list[str]]) -> str:
+    """docs/``name`` with each generated section in place of its marker line."""
+    page = (REPO / "docs" / name).read_text(encoding="utf-8")
     for marker, lines in sections.items():
         if marker not in page:
-            raise SystemExit(f"docs/{TRACKS_PAGE} lost its line {marker!r}")
+            raise SystemExit(f"docs/{name} lost its line {marker!r}")
         page = page.replace(marker, "\n".join(lines))
     return page
+
+
+def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
+    """The HOPE page with each generated section's figures in place of its marker line."""
+    return filled_page(
+        TRACKS_PAGE,
+        {
+            TRACKS_MARKER: tracks_from(all_records),
+            gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(
+                all_records.get("precision")
+            ),
+            gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
+                all_records.get("sequential")
+            ),
+        },
+    )
+
+
+PROBE_PAGE = "probe.md"
+
+
+def probe_page(all_records: dict[str, dict[str, Any]]) -> str:
+    """The probe page with the probe-against-real comparison in place of its marker line."""
+    return filled_page(
+        PROBE_PAGE, {gen_probe.PROBE_MARKER: gen_probe.probe_section(all_records.get("probe"))}
+    )
 
 
 # --- provenance -------------------------------------------------------------------------------
@@ -795,6 +816,8 @@ def generate(
         out.write(index_page(all_records))
     with opener(TRACKS_PAGE, "w") as out:
         out.write(tracks_page(all_records))
+    with opener(PROBE_PAGE, "w") as out:
+        out.write(probe_page(all_records))
     curve = gen_sampling.precision_figure(all_records.get("precision"))
     if curve is not None:
         with opener(gen_sampling.PRECISION_FIGURE, "wb") as out:

@@ -1,0 +1,88 @@
+"""docs/gen_probe.py: the probe page's tables of probe against real questions, from a made-up
+record, so a change in what the page shows (or a record field it no longer finds) shows here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs"))
+from gen_probe import probe_section  # noqa: E402
+
+MEASURES = ["recall@5", "iou@5", "budget_recall@2500"]
+
+
+def _cell(tau: float, agreeing: int = 3, pairs: int = 4) -> dict:
+    return {"tau": tau, "low": tau - 0.2, "high": tau + 0.1, "agreeing": agreeing, "pairs": pairs}
+
+
+def _record() -> dict:
+    compared = {m: _cell(0.5) for m in MEASURES}
+    corpus = {
+        "writers": {
+            "cloze": {
+                "compared": compared,
+                "probe": {"written": 90, "requested": 100},
+                "timing_s": {"probe_own": {"median": 2.8, "n": 3}},
+            }
+        },
+        "passage_count": {m: _cell(-0.3, 1, 4) for m in MEASURES},
+        "hope": {"recall@5": {"tau": 0.33, "low": -0.2, "high": 0.6, "agreement": None}},
+        "noise_ceiling": {m: {"median": 0.62, "low": 0.2, "high": 1.0} for m in MEASURES},
+    }
+    return {
+        "provenance": {"commit": "0123456789abcdef"},
+        "settings": {"k": 5, "budgets": [2500], "writers": ["cloze"]},
+        "targets": {"budget_recall": 0.8, "iou": 0.8, "recall": 0.6},
+        "corpora": {"chatlogs": corpus},
+        "pooled": {"cloze": compared, "passage_count": corpus["passage_count"]},
+        "pooled_noise_ceiling": corpus["noise_ceiling"],
+        "llm_writer_tau[llm_sentences]": {
+            "writer": "llm_sentences",
+            "model": "embedded:gguf:qwen0.5b.gguf:491400064",
+            "corpora": {
+                "chatlogs": {
+                    "compared": {m: _cell(0.81) for m in MEASURES},
+                    "probe": {"written": 78, "requested": 100},
+                    "seconds": 846.0,
+                    "requests": 128,
+                    "requests_sent": 128,
+                }
+            },
+            "pooled": {m: _cell(0.81) for m in MEASURES},
+        },
+        "llm_writer[llm_sentences]": {
+            "Qwen": {
+                "model": "embedded:gguf:qwen0.5b.gguf:491400064",
+                "seconds_per_request": {"median": 9.53, "n": 11, "min": 7.12, "max": 18.67},
+            }
+        },
+    }
+
+
+def test_pooled_table_has_every_writer_the_baseline_ceiling_and_targets():
+    text = "\n".join(probe_section(_record()))
+    assert "| writer | recall@5 | IoU@5 | budget 2.5 k |" in text
+    assert "| cloze (1 corpora) | +0.50 [+0.30, +0.60] · 3/4 |" in text
+    assert "| llm_sentences (qwen0.5b.gguf) (1 corpora) | +0.81 [+0.61, +0.91] · 3/4 |" in text
+    assert "| passage count (baseline) | -0.30 [-0.50, -0.20] · 1/4 |" in text
+    assert "| real questions' noise ceiling | +0.62 [+0.20, +1.00] |" in text
+    assert "| target | ≥ 0.6 | ≥ 0.8 | ≥ 0.8 |" in text
+    assert "commit `0123456789`" in text
+
+
+def test_per_corpus_rows_and_costs():
+    text = "\n".join(probe_section(_record()))
+    assert "| chatlogs | cloze | +0.50 · 3/4 | +0.50 · 3/4 | +0.50 · 3/4 |" in text
+    assert "| chatlogs | HOPE | +0.33 | – | – |" in text
+    assert "| chatlogs | noise ceiling | +0.62 | +0.62 | +0.62 |" in text
+    assert "| chatlogs | cloze | 90 of 100 | 0 | 2.8 s (median of 3) |" in text
+    llm_row = "| chatlogs | llm_sentences (qwen0.5b.gguf) | 78 of 100 | 128 | 846.0 s (128 of 128"
+    assert llm_row in text
+    assert "- `llm_sentences` with qwen0.5b.gguf: 9.53 s per request (median of 11" in text
+
+
+def test_no_record_owes_the_figures():
+    text = "\n".join(probe_section(None))
+    assert "Figures owed" in text and "make bench-probe" in text
