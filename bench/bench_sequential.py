@@ -150,6 +150,31 @@ def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) 
     }
 
 
+def per_document(
+    seq: dict[str, dict[str, Any]],
+    full: dict[str, dict[str, Any]],
+    full_decisions: dict[str, dict[Any, int]],
+) -> list[dict[str, Any]]:
+    """Per document of a scored sequential run: its decisions against the full run's, why each
+    chunking stopped, what it drew, and the rule's own decided comparisons (and contradictions)."""
+    per_doc = []
+    for doc, chunks in seq.items():
+        found = decisions({c: v["items"] for c, v in chunks.items()})
+        records = {c: v["sampling"] for c, v in chunks.items()}
+        made, wrong = disjoint_contradicted(records, {c: v["hope"] for c, v in full[doc].items()})
+        per_doc.append(
+            {
+                "doc_id": doc,
+                "agreement": agreement(full_decisions[doc], found),
+                "stopped": {c: r["stopped"] for c, r in records.items()},
+                "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
+                "rule_decided": made,
+                "rule_contradicted": wrong,
+            }
+        )
+    return per_doc
+
+
 # --- simulated paper workload --------------------------------------------------------------------
 
 
@@ -244,23 +269,7 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
             seq, seq_usage = score_all(
                 base_url, documents, chunker_list, work / f"seq-{epsilon}.sqlite", args, cfg
             )
-            per_doc = []
-            for doc, chunks in seq.items():
-                found = decisions({c: v["items"] for c, v in chunks.items()})
-                records = {c: v["sampling"] for c, v in chunks.items()}
-                made, wrong = disjoint_contradicted(
-                    records, {c: v["hope"] for c, v in full[doc].items()}
-                )
-                per_doc.append(
-                    {
-                        "doc_id": doc,
-                        "agreement": agreement(full_decisions[doc], found),
-                        "stopped": {c: r["stopped"] for c, r in records.items()},
-                        "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
-                        "rule_decided": made,
-                        "rule_contradicted": wrong,
-                    }
-                )
+            per_doc = per_document(seq, full, full_decisions)
             out["runs"][str(epsilon)] = {
                 "sampling": cfg,
                 "wall_s": seq_usage["wall_s"],
@@ -471,23 +480,7 @@ def sample(args: argparse.Namespace) -> dict[str, Any]:
         print(f"sample: sequential, epsilon {epsilon}", file=sys.stderr)
         cfg = sampling(args, epsilon, replay=True)
         seq, seq_usage = score_sample(sample_config(cache_path, cfg), work)
-        per_doc = []
-        for doc, chunks in seq.items():
-            found = decisions({c: v["items"] for c, v in chunks.items()})
-            records = {c: v["sampling"] for c, v in chunks.items()}
-            made, wrong = disjoint_contradicted(
-                records, {c: v["hope"] for c, v in full[doc].items()}
-            )
-            per_doc.append(
-                {
-                    "doc_id": doc,
-                    "agreement": agreement(full_decisions[doc], found),
-                    "stopped": {c: r["stopped"] for c, r in records.items()},
-                    "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
-                    "rule_decided": made,
-                    "rule_contradicted": wrong,
-                }
-            )
+        per_doc = per_document(seq, full, full_decisions)
         out["runs"][str(epsilon)] = {
             "sampling": cfg,
             "wall_s": seq_usage["wall_s"],

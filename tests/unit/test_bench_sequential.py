@@ -41,3 +41,56 @@ def test_a_sequential_sample_run_differs_from_the_full_run_only_in_sampling(tmp_
         exclude={"sampling"}
     )
     assert sequential.model_dump(exclude={"hope"}) == full.model_dump(exclude={"hope"})
+
+
+def _scored(items: dict, hope: float, interval: tuple[float, float], stopped: str) -> dict:
+    return {
+        "items": items,
+        "hope": hope,
+        "sampling": {
+            "intervals": {"hope": list(interval)},
+            "stopped": stopped,
+            "drawn": {"focus_passages": 2, "segments": 2},
+            "population": {"focus_passages": 4, "segments": 4},
+        },
+    }
+
+
+HIGH = {
+    "concept_unity": [0.9, 0.9, 0.9, 0.9],
+    "semantic_independence": [0.9, 0.9, 0.9, 0.9],
+    "information_preservation": [True, True, True, True],
+}
+LOW = {
+    "concept_unity": [0.1, 0.1, 0.1, 0.1],
+    "semantic_independence": [0.1, 0.1, 0.1, 0.1],
+    "information_preservation": [False, False, False, False],
+}
+
+
+def test_per_document_compares_a_sequential_run_with_the_full_run():
+    from bench_sequential import per_document
+    from sampling_stats import decisions
+
+    full = {"d": {"a": _scored(HIGH, 0.9, (0.8, 1.0), ""), "b": _scored(LOW, 0.1, (0, 0.2), "")}}
+    full_decisions = {"d": decisions({c: v["items"] for c, v in full["d"].items()})}
+    assert full_decisions == {"d": {("a", "b"): 1}}
+    # The sequential run drew two items of each and stopped; its intervals are disjoint but in
+    # the wrong order, so the rule's own decision is contradicted by the full run's scores.
+    two = {name: values[:2] for name, values in HIGH.items()}
+    two_low = {name: values[:2] for name, values in LOW.items()}
+    seq = {
+        "d": {
+            "a": _scored(two, 0.9, (0.0, 0.2), "epsilon"),
+            "b": _scored(two_low, 0.1, (0.5, 0.6), "decided"),
+        }
+    }
+    [row] = per_document(seq, full, full_decisions)
+    assert row["doc_id"] == "d"
+    assert row["agreement"]["agreeing"] == 1 and row["agreement"]["pairs"] == 1
+    assert row["stopped"] == {"a": "epsilon", "b": "decided"}
+    assert row["drawn"]["a"] == [
+        {"focus_passages": 2, "segments": 2},
+        {"focus_passages": 4, "segments": 4},
+    ]
+    assert (row["rule_decided"], row["rule_contradicted"]) == (1, 1)
