@@ -150,6 +150,35 @@ def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) 
     }
 
 
+def chunked_pairs(cache, documents, chunker_list):
+    """(document, chunker name, passages) for every pair, a document's chunkings together (as the
+    ``hope`` stage scores them), the passages from the cache where it has them."""
+    from hope.core.chunk_cache import cached_chunks
+    from hope.pipeline.chunk_step import chunk_pair
+
+    for document in documents:
+        for chunker in chunker_list:
+            records = cached_chunks(
+                cache,
+                chunker.config,
+                document,
+                lambda chunker=chunker, document=document: chunk_pair(chunker, document),
+            )
+            yield document, chunker.name, records
+
+
+def by_document(scored) -> dict[str, dict[str, Any]]:
+    """Scored pairs by document and chunker: items, HOPE and the sampling record."""
+    found: dict[str, dict[str, Any]] = defaultdict(dict)
+    for document, chunker, result in scored:
+        found[document["doc_id"]][chunker] = {
+            "items": items_of(result),
+            "hope": result.hope,
+            "sampling": result.sampling,
+        }
+    return found
+
+
 def per_document(
     seq: dict[str, dict[str, Any]],
     full: dict[str, dict[str, Any]],
@@ -181,12 +210,10 @@ def per_document(
 def score_all(
     base_url: str, documents, chunker_list, cache_path: Path, args, sampling_cfg, seed: int = 0
 ):
-    from hope.core.chunk_cache import cached_chunks
     from hope.core.evaluator import HopeEvaluator
     from hope.core.hope_settings import load_profile
     from hope.core.response_cache import ResponseCache
     from hope.models.embeddings import CachingEmbedder, HashingEmbedder
-    from hope.pipeline.chunk_step import chunk_pair
     from hope.pipeline.score_step import score_pair_stream
 
     cache = ResponseCache(cache_path)
@@ -196,29 +223,17 @@ def score_all(
     settings = load_profile("paper", progress=False, seed=seed, **overrides)
     evaluator = HopeEvaluator(llm, embedder, settings)
 
-    def pairs():
-        for document in documents:
-            for chunker in chunker_list:
-                records = cached_chunks(
-                    cache,
-                    chunker.config,
-                    document,
-                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
-                )
-                yield document, chunker.name, records
-
     started = time.perf_counter()
     scored = asyncio.run(
-        score_pair_stream(evaluator, pairs(), parallel_pairs=args.parallel_pairs, progress=False)
+        score_pair_stream(
+            evaluator,
+            chunked_pairs(cache, documents, chunker_list),
+            parallel_pairs=args.parallel_pairs,
+            progress=False,
+        )
     )
     wall = time.perf_counter() - started
-    by_doc: dict[str, dict[str, Any]] = defaultdict(dict)
-    for document, chunker, result in scored:
-        by_doc[document["doc_id"]][chunker] = {
-            "items": items_of(result),
-            "hope": result.hope,
-            "sampling": result.sampling,
-        }
+    by_doc = by_document(scored)
     usage = llm.usage.to_dict()
     cache.close()
     return by_doc, {"requests": usage["requests"], "failures": usage["failures"], "wall_s": wall}
@@ -390,9 +405,7 @@ def sample_config(cache_path: Path, sampling_cfg: dict[str, Any] | None):
 def score_sample(config, work: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Every (document, chunker) pair of the sample experiment under ``config``: items, HOPE and
     sampling record per pair, and the LLM usage (calls = requests sent + cache hits)."""
-    from hope.core.chunk_cache import cached_chunks
     from hope.models.factory import build_evaluator
-    from hope.pipeline.chunk_step import chunk_pair
     from hope.pipeline.run import load_documents, locate_documents, select_chunkers
     from hope.pipeline.score_step import score_pair_stream
 
@@ -411,35 +424,18 @@ def score_sample(config, work: Path) -> tuple[dict[str, dict[str, Any]], dict[st
 
     evaluator.llm.lookup = counting_lookup
 
-    def pairs():
-        for document in documents:
-            for chunker in chunker_list:
-                records = cached_chunks(
-                    evaluator.llm.cache,
-                    chunker.config,
-                    document,
-                    lambda chunker=chunker, document=document: chunk_pair(chunker, document),
-                )
-                yield document, chunker.name, records
-
     started = time.perf_counter()
     scored = asyncio.run(
         score_pair_stream(
             evaluator,
-            pairs(),
+            chunked_pairs(evaluator.llm.cache, documents, chunker_list),
             total=len(documents) * len(chunker_list),
             parallel_pairs=config.scoring.parallel_pairs,
             progress=True,
         )
     )
     wall = time.perf_counter() - started
-    by_doc: dict[str, dict[str, Any]] = defaultdict(dict)
-    for document, chunker, result in scored:
-        by_doc[document["doc_id"]][chunker] = {
-            "items": items_of(result),
-            "hope": result.hope,
-            "sampling": result.sampling,
-        }
+    by_doc = by_document(scored)
     usage = evaluator.llm.usage.to_dict()
     asyncio.run(evaluator.llm.aclose())
     return by_doc, {
