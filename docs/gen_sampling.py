@@ -170,7 +170,13 @@ def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
             [
                 epsilon,
                 f"{_num(run.get('request_share'), '.0%')} ({_met(met.get('request_share'))})",
-                f"{_num(found.get('agreement'), '.0%')} ({_met(met.get('agreement'))})",
+                f"{_num(found.get('agreement'), '.0%')} ({_met(met.get('agreement'))}"
+                + (
+                    "; the full run separates no pair"
+                    if found.get("reference_significant") == 0
+                    else ""
+                )
+                + ")",
                 f"{found.get('significant_kept')} of {found.get('reference_significant')}",
                 str(found.get("reversed")),
                 str(found.get("new_significant")),
@@ -179,6 +185,23 @@ def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
             ]
         )
     return rows
+
+
+def _populations(runs: dict[str, Any]) -> str:
+    """The range of each item kind's population over a workload's chunkings, e.g. "5–13 focus
+    passages, 20 segments" (empty when the runs do not record what they drew)."""
+    found: dict[str, list[int]] = {}
+    for run in runs.values():
+        for document in run.get("documents") or []:
+            for _drawn, population in (document.get("drawn") or {}).values():
+                for kind, count in population.items():
+                    found.setdefault(kind, []).append(count)
+    parts = []
+    for kind, counts in found.items():
+        low, high = min(counts), max(counts)
+        span = str(low) if low == high else f"{low}–{high}"
+        parts.append(f"{span} {kind.replace('_', ' ')}")
+    return ", ".join(parts)
 
 
 def sequential_section(record: dict[str, Any] | None) -> list[str]:
@@ -226,6 +249,9 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         at = f"; commit `{measured[:7]}`" if measured else ""
         lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests{at})", ""]
         lines += _table(header, _run_rows(block["runs"]))
+        sizes = _populations(block["runs"])
+        if sizes:
+            lines += [f"Items per chunking, the full run's: {sizes}.", ""]
         rerun = (block.get("full_seed_1") or {}).get("decisions")
         if rerun:
             lines += [

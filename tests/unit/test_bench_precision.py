@@ -142,3 +142,27 @@ def test_sequential_section_shows_the_sample_experiment_with_its_own_commit():
     ) in text
     row = "| 0.1 | 50% (missed) | 86% (missed) | 1 of 2 | 0 | 0 | 0 of 3 | epsilon 10, exhausted 4 "
     assert row in text
+
+
+def test_an_agreement_without_significant_pairs_says_so():
+    run = _sequential_run(0.75, 1.0)
+    run["decisions"]["reference_significant"] = 0
+    run["decisions"]["significant_kept"] = 0
+    record = {"embedded_sample": {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.2": run}}}
+    text = "\n".join(sequential_section(record))
+    assert "| 0.2 | 75% (missed) | 100% (met; the full run separates no pair) | 0 of 0 |" in text
+
+
+def test_the_items_per_chunking_are_shown_from_what_the_runs_drew():
+    run = _sequential_run(0.75, 1.0)
+    run["documents"] = [
+        {
+            "drawn": {
+                "a": [{"focus_passages": 5, "segments": 6}, {"focus_passages": 5, "segments": 20}],
+                "b": [{"focus_passages": 9, "segments": 6}, {"focus_passages": 13, "segments": 20}],
+            }
+        }
+    ]
+    record = {"embedded_sample": {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.2": run}}}
+    text = "\n".join(sequential_section(record))
+    assert "Items per chunking, the full run's: 5–13 focus passages, 20 segments." in text
