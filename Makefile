@@ -154,9 +154,9 @@ bench-precision: setup
 	$(BIN)/python bench/bench_precision.py $(ARGS)
 bench-sequential: setup
 	$(BIN)/python bench/bench_sequential.py $(ARGS)
-# The same rule on the default experiment at the paper's counts with SmolLM2 (about 1,800 requests,
-# an hour or more on 2 cores; its answers stay in .cache/hope/sequential-sample, so a stopped run
-# resumes): the section embedded_sample of bench/results/sequential.json.
+# The same rule on the default experiment at the paper's counts with SmolLM2 (the record keeps the
+# cold full run's requests and time; its answers stay in .cache/hope/sequential-sample, so a
+# stopped run resumes): the section embedded_sample of bench/results/sequential.json.
 bench-sequential-sample: setup
 	$(BIN)/python bench/bench_sequential.py --parts sample --epsilons 0.05,0.1,0.2 \
 	  --work-dir .cache/hope/sequential-sample $(ARGS)
