@@ -86,38 +86,23 @@ def _pooled_rows(record: dict[str, Any], measures: list[str]) -> list[list[str]]
 
 
 def _corpus_rows(record: dict[str, Any], measures: list[str]) -> list[list[str]]:
+    def taus(cells: dict[str, Any]) -> list[str]:
+        return [_tau(cells.get(m), interval=False) for m in measures]
+
     llm = _llm_sections(record)
     rows = []
     for corpus, block in (record.get("corpora") or {}).items():
-        for writer, entry in (block.get("writers") or {}).items():
-            compared = entry.get("compared") or {}
-            rows.append(
-                [corpus, writer, *(_tau(compared.get(m), interval=False) for m in measures)]
-            )
+        compared = {w: e.get("compared") or {} for w, e in (block.get("writers") or {}).items()}
         for label, section in llm.items():
             entry = (section.get("corpora") or {}).get(corpus)
             if entry:
-                compared = entry.get("compared") or {}
-                rows.append(
-                    [corpus, label, *(_tau(compared.get(m), interval=False) for m in measures)]
-                )
-        baseline = block.get("passage_count") or {}
-        rows.append(
-            [corpus, "passage count", *(_tau(baseline.get(m), interval=False) for m in measures)]
-        )
-        hope = block.get("hope") or {}
-        rows.append([corpus, "HOPE", *(_tau(hope.get(m), interval=False) for m in measures)])
+                compared[label] = entry.get("compared") or {}
+        compared["passage count"] = block.get("passage_count") or {}
+        compared["HOPE"] = block.get("hope") or {}
+        rows += [[corpus, label, *taus(cells)] for label, cells in compared.items()]
         ceiling = block.get("noise_ceiling") or {}
-        rows.append(
-            [
-                corpus,
-                "noise ceiling",
-                *(
-                    "–" if not ceiling.get(m) else format(ceiling[m]["median"], "+.2f")
-                    for m in measures
-                ),
-            ]
-        )
+        medians = ["–" if not ceiling.get(m) else f"{ceiling[m]['median']:+.2f}" for m in measures]
+        rows.append([corpus, "noise ceiling", *medians])
     return rows
 
 
