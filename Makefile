@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-precision-items bench-precision bench-sequential bench-sequential-sample bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-precision-items bench-precision bench-sequential bench-sequential-sample bench-precision-sample bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -156,10 +156,17 @@ bench-sequential: setup
 	$(BIN)/python bench/bench_sequential.py $(ARGS)
 # The same rule on the default experiment at the paper's counts with SmolLM2 (the record keeps the
 # cold full run's requests and time; its answers stay in .cache/hope/sequential-sample, so a
-# stopped run resumes): the section embedded_sample of bench/results/sequential.json.
+# stopped run resumes): the section embedded_sample of bench/results/sequential.json, and the full
+# run's items (bench/results/precision_items_sample.json). bench-precision-sample: the precision
+# by sample size drawn from those items, up to the full run itself
+# (bench/results/precision_sample.json).
 bench-sequential-sample: setup
 	$(BIN)/python bench/bench_sequential.py --parts sample --epsilons 0.05,0.1,0.2 \
-	  --work-dir .cache/hope/sequential-sample $(ARGS)
+	  --work-dir .cache/hope/sequential-sample \
+	  --items-output bench/results/precision_items_sample.json $(ARGS)
+bench-precision-sample: setup
+	$(BIN)/python bench/bench_precision.py --source bench/results/precision_items_sample.json \
+	  --sizes 1,2,4,8,16,all --output bench/results/precision_sample.json $(ARGS)
 
 # Does HOPE rank chunkings of known quality as it should? Real documents, a quality ladder each,
 # paper and robust profiles: bench/results/validity.json (docs/validity.md). Pass models with

@@ -2,7 +2,10 @@
 ranks chunkers, for 1, 2, 4, ... focus passages and segments, against the LLM requests that costs.
 
 Input: a record of ``bench/bench_labelled.py`` run with the largest size (``--focus-passages 16
---segments 16``; see ``make bench-precision``), which keeps every item's score. Each smaller size
+--segments 16``; see ``make bench-precision``), which keeps every item's score; or the sample
+experiment's full run at the paper's counts (``bench_sequential.py --parts sample
+--items-output``, ``make bench-precision-sample``), each document a corpus of its 2 chunkings,
+with no labels, so no tau. Each smaller size
 is drawn from those items: ``--subsamples`` seeded draws of m focus passages per chunking and m
 segments per corpus (the same segments for every chunking, as the evaluator asks every chunking
 about the same segments). A random m-subset of a random 16-sample is a random m-sample of the
@@ -47,11 +50,47 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", default="bench/results/precision_items.json")
     parser.add_argument("--profile", default="paper")
-    parser.add_argument("--sizes", default="1,2,4,8,16")
+    parser.add_argument(
+        "--sizes", default="1,2,4,8,16", help='comma-separated sizes; "all" is every item'
+    )
     parser.add_argument("--subsamples", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="bench/results/precision.json")
     return parser.parse_args(argv)
+
+
+ALL = "all"
+
+
+def parse_sizes(text: str) -> list[int | str]:
+    """``"1,2,all"`` -> [1, 2, "all"]: ``all`` draws every item (the source run itself)."""
+    sizes: list[int | str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if part == ALL:
+            sizes.append(ALL)
+        elif part.isdigit() and int(part) >= 1:
+            sizes.append(int(part))
+        else:
+            raise SystemExit(f"--sizes: {part!r} is neither a positive count nor {ALL!r}")
+    return sizes
+
+
+def _count(m: int | str) -> int:
+    return 10**9 if m == ALL else int(m)
+
+
+def labelled_targets(source: dict[str, Any], profile: str) -> tuple[str, ...]:
+    """The labelled targets the source has for any chunking (none for the sample experiment,
+    which has no labels: then no tau is computed)."""
+    return tuple(
+        t
+        for t in TARGETS
+        if any(
+            c["targets"][t] is not None
+            for corpus in source["corpora"].values()
+            for c in corpus_chunkings(corpus, profile).values()
+        )
+    )
 
 
 def corpus_chunkings(corpus: dict[str, Any], profile: str) -> dict[str, dict[str, Any]]:
@@ -83,10 +122,11 @@ def _summary(values: list[float]) -> dict[str, Any]:
 
 
 def subsample(
-    chunkings: dict[str, dict[str, Any]], m: int, rng: np.random.Generator
+    chunkings: dict[str, dict[str, Any]], m: int | str, rng: np.random.Generator
 ) -> dict[str, dict[str, list[Any]]]:
     """m focus passages of each chunking and m segments of the corpus, drawn without replacement
-    (all of them when fewer)."""
+    (all of them when fewer, or when m is "all")."""
+    m = _count(m)
     n_segments = max(len(c["items"]["information_preservation"]) for c in chunkings.values())
     segments = set(rng.permutation(n_segments)[:m].tolist())
     drawn = {}
@@ -104,18 +144,24 @@ def subsample(
 
 
 def draws_at_size(
-    chunkings: dict[str, dict[str, Any]], m: int, subsamples: int, rng: np.random.Generator
+    chunkings: dict[str, dict[str, Any]],
+    m: int | str,
+    subsamples: int,
+    rng: np.random.Generator,
+    targets: tuple[str, ...] = TARGETS,
 ) -> dict[str, Any]:
     """Per draw of size m: tau with each target, every chunking's standard error and the number
-    of significant pairs (the raw values that the corpus and the pooled summaries share)."""
+    of significant pairs (the raw values that the corpus and the pooled summaries share). At
+    "all" every draw is the source run itself, so one draw is made."""
     names = sorted(chunkings)
-    taus: dict[str, list[float]] = {t: [] for t in TARGETS}
+    taus: dict[str, list[float]] = {t: [] for t in targets}
+    subsamples = 1 if m == ALL else subsamples
     ses: list[list[float]] = []
     significant: list[int] = []
     for _ in range(subsamples):
         drawn = subsample(chunkings, m, rng)
         scores = [hope_of(drawn[n]) for n in names]
-        for target in TARGETS:
+        for target in targets:
             values = [chunkings[n]["targets"][target] for n in names]
             taus[target].append(_tau(scores, values))
         ses.append([standard_error(drawn[n]) for n in names])
@@ -131,17 +177,25 @@ def _median_or_none(values: list[float]) -> float | None:
 
 def measure_size(
     chunkings: dict[str, dict[str, Any]],
-    m: int,
+    m: int | str,
     n_questions: int,
     subsamples: int,
     rng: np.random.Generator,
+    targets: tuple[str, ...] = TARGETS,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The corpus' summary at size m, and its raw draws for the pooled summary."""
     names = sorted(chunkings)
-    raw = draws_at_size(chunkings, m, subsamples, rng)
-    n_focus = min(m, min(max(len(c["items"][k]) for k in METRICS[:2]) for c in chunkings.values()))
-    n_segments = min(m, max(len(c["items"][METRICS[2]]) for c in chunkings.values()))
-    drawn_counts = {n: {"focus_passages": n_focus, "segments": n_segments} for n in names}
+    raw = draws_at_size(chunkings, m, subsamples, rng, targets)
+    n_segments = min(_count(m), max(len(c["items"][METRICS[2]]) for c in chunkings.values()))
+    drawn_counts = {
+        n: {
+            "focus_passages": min(
+                _count(m), max(len(chunkings[n]["items"][k]) for k in METRICS[:2])
+            ),
+            "segments": n_segments,
+        }
+        for n in names
+    }
     point = {
         "size": m,
         "requests": requests_for(drawn_counts, n_questions, n_segments),
@@ -198,32 +252,39 @@ def main(argv: list[str] | None = None) -> int:
     source_path = Path(args.source)
     source = json.loads(source_path.read_text(encoding="utf-8"))
     hope_size = source["settings"]["hope_size"]
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = parse_sizes(args.sizes)
+    targets = labelled_targets(source, args.profile)
+    # tau needs 3 chunkings; without labelled targets, 2 are enough for a pair and an error
+    fewest = 3 if targets else 2
     rng = np.random.default_rng(args.seed)
     corpora: dict[str, Any] = {}
     raws: dict[str, list[dict[str, Any]]] = {}
     for name, corpus in source["corpora"].items():
         chunkings = corpus_chunkings(corpus, args.profile)
-        if len(chunkings) < 3:
+        if len(chunkings) < fewest:
             continue
-        largest = max(sizes)
         recorded = sum(
             int(c["llm"].get("requests", 0)) + int(c["llm"].get("cache_hits", 0))
             for c in chunkings.values()
         )
         measured = [
-            measure_size(chunkings, m, hope_size["questions"], args.subsamples, rng) for m in sizes
+            measure_size(chunkings, m, hope_size["questions"], args.subsamples, rng, targets)
+            for m in sizes
         ]
         curve = [point for point, _ in measured]
         raws[name] = [raw for _, raw in measured]
         corpora[name] = {
             "chunkings": sorted(chunkings),
-            "recorded_calls_at_largest_size": recorded,
+            # the source's own count, a check of the "requests" at its own size (None when the
+            # source keeps one count for the whole run: its "llm" block, copied below)
+            "recorded_calls_at_largest_size": recorded
+            if any(c["llm"] for c in chunkings.values())
+            else None,
             "curve": curve,
         }
-        print(f"{name}: sizes {sizes}, largest {largest}", file=sys.stderr)
+        print(f"{name}: sizes {sizes}", file=sys.stderr)
     if not corpora:
-        raise SystemExit(f"{source_path}: no corpus with HOPE items for 3 or more chunkings")
+        raise SystemExit(f"{source_path}: no corpus with HOPE items for {fewest} or more chunkings")
     record = {
         "benchmark": "HOPE's precision by sample size (issue 34)",
         "source": {
@@ -231,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             "commit": source["provenance"]["commit"],
             "command": source["provenance"]["command"],
             "hope_size": hope_size,
+            **({"llm": source["llm"]} if "llm" in source else {}),
             "embedder": source["settings"]["embedder"],
         },
         "settings": {
@@ -239,10 +301,11 @@ def main(argv: list[str] | None = None) -> int:
             "subsamples": args.subsamples,
             "seed": args.seed,
             "confidence": 0.95,
-            "targets": list(TARGETS),
-            "what": "size m = m focus passages per chunking and m segments per corpus, drawn "
-            "from the source record's items; each figure the median and 95 % range over the "
-            "draws",
+            "targets": list(targets),
+            "what": "size m = m focus passages per chunking and m segments per corpus (a "
+            "document of the sample experiment), drawn from the source record's items; "
+            '"all" = every item, the source run itself (one draw); each figure the median '
+            "and 95 % range over the draws",
         },
         "corpora": corpora,
         "pooled": (

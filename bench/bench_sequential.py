@@ -94,6 +94,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "provenance, keeping the other parts'",
     )
     parser.add_argument("--output", default="bench/results/sequential.json")
+    parser.add_argument(
+        "--items-output",
+        default=None,
+        help="sample part: also write the full run's items, per document and chunker, as a "
+        "record bench/bench_precision.py reads (bench/results/precision_items_sample.json)",
+    )
     return parser.parse_args(argv)
 
 
@@ -450,7 +456,50 @@ def score_sample(config, work: Path) -> tuple[dict[str, dict[str, Any]], dict[st
     }
 
 
-def sample(args: argparse.Namespace) -> dict[str, Any]:
+def sample_items(
+    full: dict[str, dict[str, Any]], config: Any, section: dict[str, Any]
+) -> dict[str, Any]:
+    """The full run's items in the shape of ``bench_labelled``'s records, each document a
+    "corpus" of its chunkings (no labelled targets), for ``bench_precision.py``."""
+    hope = config.hope
+    return {
+        "benchmark": "HOPE's items on the sample experiment at the paper's counts (issue 34)",
+        "settings": {
+            "experiment": section["experiment"],
+            "overrides": section["overrides"],
+            "embedder": f"{config.embedder.get('backend')}:{config.embedder.get('model')}",
+            "hope_size": {
+                "focus_passages": "every passage",
+                "statements": hope.concept_unity.n_items,
+                "questions": hope.semantic_independence.n_questions,
+                "segments": hope.information_preservation.n_segments,
+            },
+            "profile": hope.profile,
+        },
+        "llm": section["full_cold"],
+        "corpora": {
+            doc: {
+                "chunkers": {
+                    name: {
+                        "hope": {
+                            hope.profile: {
+                                "status": "ok"
+                                if scored["hope"] is not None and math.isfinite(scored["hope"])
+                                else "undefined",
+                                "hope": scored["hope"],
+                                "items": scored["items"],
+                            }
+                        }
+                    }
+                    for name, scored in sorted(chunks.items())
+                }
+            }
+            for doc, chunks in full.items()
+        },
+    }
+
+
+def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
     work = Path(args.work_dir or tempfile.mkdtemp(prefix="hope-bench-sequential-sample-"))
     work.mkdir(parents=True, exist_ok=True)
     cache_path = work / "sample.sqlite"
@@ -469,6 +518,11 @@ def sample(args: argparse.Namespace) -> dict[str, Any]:
         "full": full_usage,
         "runs": {},
     }
+    if args.items_output:
+        run.write_record(
+            args.items_output, sample_items(full, sample_config(cache_path, None), out)
+        )
+        print(f"wrote {args.items_output}", file=sys.stderr)
     full_decisions = {
         doc: decisions({c: v["items"] for c, v in chunks.items()}) for doc, chunks in full.items()
     }
@@ -517,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     if "sample" in parts:
-        sections["embedded_sample"] = sample(args)
+        sections["embedded_sample"] = sample(args, run)
     if args.parts == PARTS:
         run.write_record(args.output, {**HEADER, **sections})
     else:
