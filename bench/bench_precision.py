@@ -225,7 +225,7 @@ def pooled_curve(
                 else float("nan")
                 for d in range(n_draws)
             ]
-            for t in TARGETS
+            for t in per_corpus[0]["tau"]  # the targets the source has (none without labels)
         }
         ses = [
             _median_or_none([se for raw in per_corpus for se in raw["se"][d]])

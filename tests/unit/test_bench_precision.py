@@ -166,3 +166,79 @@ def test_the_items_per_chunking_are_shown_from_what_the_runs_drew():
     record = {"embedded_sample": {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.2": run}}}
     text = "\n".join(sequential_section(record))
     assert "Items per chunking, the full run's: 5–13 focus passages, 20 segments." in text
+
+
+def _unlabelled_source() -> dict:
+    """Two documents of 2 chunkings each, items as the sample experiment's full run keeps them."""
+
+    def hope(cu, si, ip):
+        items = {
+            "concept_unity": cu,
+            "semantic_independence": si,
+            "information_preservation": ip,
+        }
+        return {"hope": {"paper": {"status": "ok", "items": items}}}
+
+    return {
+        "provenance": {"commit": "abc", "command": "made up"},
+        "settings": {
+            "embedder": "made-up",
+            "hope_size": {"focus_passages": "every passage", "questions": 1, "segments": 4},
+        },
+        "llm": {"requests": 64},
+        "corpora": {
+            doc: {
+                "chunkers": {
+                    # 3 focus passages each, a far above b on every item
+                    "a": hope([0.9, 0.9, 0.91], [0.9, 0.9, 0.91], [True, True, True, True]),
+                    "b": hope([0.1, 0.11, 0.1], [0.1, 0.1, 0.11], [False, False, False, True]),
+                }
+            }
+            for doc in ("doc-1", "doc-2")
+        },
+    }
+
+
+def test_precision_of_a_source_without_labels(tmp_path):
+    import json
+
+    from bench_precision import main
+
+    source = tmp_path / "items.json"
+    source.write_text(json.dumps(_unlabelled_source()), encoding="utf-8")
+    output = tmp_path / "precision.json"
+    argv = ["--source", str(source), "--sizes", "1,2,all", "--subsamples", "5"]
+    assert main([*argv, "--output", str(output)]) == 0
+    record = json.loads(output.read_text(encoding="utf-8"))
+    assert record["settings"]["targets"] == []
+    assert record["source"]["llm"] == {"requests": 64}
+    block = record["corpora"]["doc-1"]
+    assert block["chunkings"] == ["a", "b"]
+    assert block["recorded_calls_at_largest_size"] is None
+    sizes = [point["size"] for point in block["curve"]]
+    assert sizes == [1, 2, "all"]
+    every = block["curve"][-1]
+    assert every["tau"] == {}
+    # all items, one question: per passage 2 + 2 x 1 requests, per segment one choice per
+    # chunking and its quadruple once: (3 x 4 + 4) x 2 + 4
+    assert every["requests"] == 36
+    # the source run itself is one draw, in which a is significantly above b (t about 9.4 with
+    # 2 degrees of freedom: HOPE 0.936 against 0.152, standard error of the difference 0.083)
+    assert every["significant_pairs"] == {"median": 1.0, "low": 1.0, "high": 1.0, "n": 1}
+    # size 1: no standard error (one item), 1 passage each + 1 segment
+    assert block["curve"][0]["se"]["median"] is None
+    assert block["curve"][0]["requests"] == 4 + 1 + 4 + 1 + 1
+    pooled = record["pooled"]["curve"][-1]
+    assert pooled["requests"] == 2 * 36
+    assert pooled["pairs"] == 2
+    assert pooled["significant_pairs"]["median"] == 2
+
+
+def test_sizes_are_counts_or_all():
+    from bench_precision import parse_sizes
+
+    assert parse_sizes("1, 4,all") == [1, 4, "all"]
+    with pytest.raises(SystemExit, match="'0'"):
+        parse_sizes("0,2")
+    with pytest.raises(SystemExit, match="'every'"):
+        parse_sizes("every")

@@ -94,3 +94,52 @@ def test_per_document_compares_a_sequential_run_with_the_full_run():
         {"focus_passages": 4, "segments": 4},
     ]
     assert (row["rule_decided"], row["rule_contradicted"]) == (1, 1)
+
+
+def test_the_full_runs_items_are_kept_as_a_source_for_the_precision_benchmark(tmp_path):
+    from bench_precision import corpus_chunkings, labelled_targets
+    from bench_sequential import SAMPLE_PAPER_COUNTS, sample_items
+
+    items_a = {
+        "concept_unity": [0.5, 0.7],
+        "semantic_independence": [0.1, None],
+        "information_preservation": [True, False, None],
+    }
+    items_b = {
+        "concept_unity": [0.4],
+        "semantic_independence": [0.3],
+        "information_preservation": [True, True, None],
+    }
+    full = {
+        "doc-1": {
+            "fixed_500_o0": {"items": items_a, "hope": 0.42, "sampling": None},
+            "semantic_minilm": {"items": items_b, "hope": float("nan"), "sampling": None},
+        }
+    }
+    section = {
+        "experiment": "sample",
+        "overrides": SAMPLE_PAPER_COUNTS,
+        "full_cold": {"requests": 7, "failures": 0},
+    }
+    record = sample_items(full, sample_config(tmp_path / "cache.sqlite", None), section)
+    assert record["settings"]["hope_size"] == {
+        "focus_passages": "every passage",
+        "statements": 5,
+        "questions": 5,
+        "segments": 20,
+    }
+    assert record["settings"]["embedder"] == "sentence_transformers:minilm"
+    assert record["llm"] == {"requests": 7, "failures": 0}
+    scored = record["corpora"]["doc-1"]["chunkers"]
+    assert scored["fixed_500_o0"]["hope"]["paper"] == {
+        "status": "ok",
+        "hope": 0.42,
+        "items": items_a,
+    }
+    # an undefined HOPE is kept, and marked so the precision benchmark leaves the chunking out
+    assert scored["semantic_minilm"]["hope"]["paper"]["status"] == "undefined"
+    found = corpus_chunkings(record["corpora"]["doc-1"], "paper")
+    assert list(found) == ["fixed_500_o0"]
+    assert found["fixed_500_o0"]["items"] == items_a
+    # no labels: no target to compute tau with
+    assert labelled_targets(record, "paper") == ()
