@@ -66,6 +66,10 @@ ABOUT = {
     "against LLM requests (`make bench-precision`).",
     "precision_items": "HOPE's items at 16 focus passages and 16 segments on the labelled set, "
     "the precision and sequential benchmarks' input (`make bench-precision-items`).",
+    "precision_items_sample": "HOPE's items of the sample experiment's full run at the paper's "
+    "counts, the input of its precision by sample size (`make bench-sequential-sample`).",
+    "precision_sample": "HOPE's precision by sample size on the sample experiment: standard "
+    "error and significant pairs against LLM requests (`make bench-precision-sample`).",
     "sequential": "The sequential stopping rule against the full run: requests and decisions "
     "(`make bench-sequential`).",
     "paper_dry_run": "The paper-scale request count (`hope-run experiment=paper dry_run=true`).",
@@ -620,6 +624,9 @@ def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
             TRACKS_MARKER: tracks_from(all_records),
             gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(
                 all_records.get("precision")
+            ),
+            gen_sampling.PRECISION_SAMPLE_MARKER: gen_sampling.precision_sample_section(
+                all_records.get("precision_sample")
             ),
             gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
                 all_records.get("sequential")

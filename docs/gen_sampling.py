@@ -4,6 +4,8 @@
   corpora (when there are several) and per corpus, by size, the LLM requests, HOPE's standard
   error, Kendall τ with each labelled target and the number of significantly different chunker
   pairs, as tables and a figure (the curve of precision against requests, per corpus);
+- the same on the sample experiment from ``bench/results/precision_sample.json`` (its full run
+  at the paper's counts; no labels, so no τ): pooled over its documents, and per document;
 - "Sequential sampling" from ``bench/results/sequential.json``: per workload and ε, the share of
   the full run's requests used and the agreement of the significant decisions, against the
   targets.
@@ -17,6 +19,7 @@ import io
 from typing import Any
 
 PRECISION_MARKER = "<!-- gen_results: HOPE's precision by sample size -->"
+PRECISION_SAMPLE_MARKER = "<!-- gen_results: HOPE's precision on the sample experiment -->"
 SEQUENTIAL_MARKER = "<!-- gen_results: the sequential rule against the full run -->"
 PRECISION_FIGURE = "results/precision_curve.png"
 TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
@@ -85,28 +88,84 @@ def precision_section(record: dict[str, Any] | None) -> list[str]:
             "",
         ]
     for title, block in blocks:
-        curve = block.get("curve") or []
-        pairs = curve[0].get("pairs") if curve else "?"
-        header = [
-            "m",
-            "requests",
-            "HOPE's standard error",
-            *(f"τ with {TARGET_WORDS.get(t, t)}" for t in settings.get("targets") or []),
-            f"significant pairs (of {pairs})",
-        ]
-        rows = [
-            [
-                str(point["size"]),
-                str(point["requests"]),
-                _range(point.get("se"), ".3f"),
-                *(_range((point.get("tau") or {}).get(t)) for t in settings.get("targets") or []),
-                _range(point.get("significant_pairs"), ".0f"),
-            ]
-            for point in curve
-        ]
         chunkings = block.get("chunkings")
         count = f" ({len(chunkings)} chunkings)" if chunkings else ""
         lines += [f"**{title}**{count}", ""]
+        lines += _curve_table(block, settings.get("targets") or [])
+    return lines
+
+
+def _curve_table(block: dict[str, Any], targets: list[str]) -> list[str]:
+    """One block's curve: by size, requests, standard error, τ with each target and the
+    significant pairs."""
+    curve = block.get("curve") or []
+    pairs = curve[0].get("pairs") if curve else "?"
+    header = [
+        "m",
+        "requests",
+        "HOPE's standard error",
+        *(f"τ with {TARGET_WORDS.get(t, t)}" for t in targets),
+        f"significant pairs (of {pairs})",
+    ]
+    rows = [
+        [
+            str(point["size"]),
+            str(point["requests"]),
+            _range(point.get("se"), ".3f"),
+            *(_range((point.get("tau") or {}).get(t)) for t in targets),
+            _range(point.get("significant_pairs"), ".0f"),
+        ]
+        for point in curve
+    ]
+    return _table(header, rows)
+
+
+def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
+    """The precision by sample size on the sample experiment's full run (no labels, so no τ):
+    pooled over its documents, and per document the standard error at each size."""
+    if not record:
+        return _owed("precision_sample", "make bench-sequential-sample bench-precision-sample")
+    source = record.get("source") or {}
+    settings = record.get("settings") or {}
+    size = source.get("hope_size") or {}
+    llm = source.get("llm") or {}
+    cold = (
+        f"; the full run sent {llm.get('requests_sent')} requests cold in "
+        f"{_num((llm.get('wall_s') or 0) / 60, '.0f')} min"
+        if llm.get("wall_s") is not None
+        else ""
+    )
+    lines = [
+        f"From `bench/results/precision_sample.json` (commit `{_commit(record)}`), drawn from "
+        f"the full run of the sample experiment, `{source.get('record', '?')}` (commit "
+        f"`{str(source.get('commit') or '?')[:10]}`: {size.get('focus_passages')}, "
+        f"{size.get('statements')} statements, {size.get('questions')} questions, "
+        f"{size.get('segments')} segments{cold}). Each document is scored by its two "
+        "chunkings, so each has one pair and no τ (the sample has no labels). Size m is m focus "
+        "passages per chunking and m segments per document; `all` is the full run itself. Each "
+        f"cell is the median and 95 % range over {settings.get('subsamples')} seeded draws.",
+        "",
+    ]
+    pooled = record.get("pooled") or {}
+    blocks = record.get("corpora") or {}
+    if pooled.get("curve"):
+        lines += [f"**All {len(blocks)} documents, pooled**", ""]
+        lines += _curve_table(pooled, [])
+    sizes = [str(p["size"]) for p in next(iter(blocks.values()), {}).get("curve") or []]
+    if sizes:
+        header = ["document", *(f"standard error, m = {m}" for m in sizes), "pair significant"]
+        rows = []
+        for doc, block in blocks.items():
+            curve = block.get("curve") or []
+            at_all = (curve[-1].get("significant_pairs") or {}).get("median") if curve else None
+            rows.append(
+                [
+                    doc,
+                    *(_num((p.get("se") or {}).get("median")) for p in curve),
+                    "–" if at_all is None else ("yes" if at_all >= 1 else "no"),
+                ]
+            )
+        lines += ["**Per document** (standard error: the median over the draws)", ""]
         lines += _table(header, rows)
     return lines
 
@@ -268,8 +327,10 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
 __all__ = [
     "PRECISION_FIGURE",
     "PRECISION_MARKER",
+    "PRECISION_SAMPLE_MARKER",
     "SEQUENTIAL_MARKER",
     "precision_figure",
+    "precision_sample_section",
     "precision_section",
     "sequential_section",
 ]

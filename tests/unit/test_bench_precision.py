@@ -11,7 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "docs"))
-from gen_sampling import precision_section, sequential_section  # noqa: E402
+from gen_sampling import (  # noqa: E402
+    precision_sample_section,
+    precision_section,
+    sequential_section,
+)
 
 from bench_precision import pooled_curve  # noqa: E402
 
@@ -242,3 +246,28 @@ def test_sizes_are_counts_or_all():
         parse_sizes("0,2")
     with pytest.raises(SystemExit, match="'every'"):
         parse_sizes("every")
+
+
+def test_the_sample_experiments_precision_on_the_hope_page(tmp_path):
+    import json
+
+    from bench_precision import main
+
+    source = tmp_path / "items.json"
+    source.write_text(json.dumps(_unlabelled_source()), encoding="utf-8")
+    output = tmp_path / "precision.json"
+    argv = ["--source", str(source), "--sizes", "2,all", "--subsamples", "5"]
+    assert main([*argv, "--output", str(output)]) == 0
+    page = "\n".join(precision_sample_section(json.loads(output.read_text(encoding="utf-8"))))
+    assert "**All 2 documents, pooled**" in page
+    assert "τ with" not in page  # no labels, no tau
+    # the pooled row of the full run: 72 requests, both pairs told apart
+    assert "| all | 72 | " in page
+    # m = 2: per chunking 2 x 4 + 2 choices, 2 quadruples per document
+    assert "| 2 | 44 | " in page
+    # per document: the standard error at each size, and the pair significant in the full run
+    assert (
+        "| document | standard error, m = 2 | standard error, m = all | pair significant |" in page
+    )
+    assert page.count("| yes |") == 2
+    assert "Figures owed" in "\n".join(precision_sample_section(None))
