@@ -142,16 +142,21 @@ bench-probe: setup
 # (bench/results/precision.json). bench-sequential: the sequential stopping rule against the full
 # run, on the simulated paper workload and replayed on those items (bench/results/sequential.json).
 # chatlogs and state_of_the_union by default (the committed record): on 2 cores each corpus takes
-# 30-60 minutes of SmolLM2 at 16 x 16; more with PRECISION_CORPORA=...,wikitexts,pubmed
+# 30-60 minutes of SmolLM2 at 16 x 16; more with PRECISION_CORPORA=...,wikitexts,pubmed. A corpus
+# scored in a run of its own (PRECISION_CORPORA=wikitexts
+# PRECISION_ITEMS=bench/results/precision_items_wikitexts.json) pools with the others in
+# bench-precision through PRECISION_SOURCES (items records of the same size).
 PRECISION_CORPORA ?= chatlogs,state_of_the_union
+PRECISION_ITEMS ?= bench/results/precision_items.json
+PRECISION_SOURCES ?= bench/results/precision_items.json
 bench-precision-items: setup
 	$(BIN)/python bench/bench_labelled.py --profiles paper --max-chars 120000 \
 	  --corpora $(PRECISION_CORPORA) \
 	  --exclude semantic_mpnet --exclude-reason "left out for time (as in bench-labelled)" \
 	  --focus-passages 16 --segments 16 --hope-corpora $(PRECISION_CORPORA) \
-	  --output bench/results/precision_items.json --figure $${TMPDIR:-/tmp}/precision_items.png
+	  --output $(PRECISION_ITEMS) --figure $${TMPDIR:-/tmp}/precision_items.png
 bench-precision: setup
-	$(BIN)/python bench/bench_precision.py $(ARGS)
+	$(BIN)/python bench/bench_precision.py $(addprefix --source ,$(PRECISION_SOURCES)) $(ARGS)
 bench-sequential: setup
 	$(BIN)/python bench/bench_sequential.py $(ARGS)
 # The same rule on the default experiment at the paper's counts with SmolLM2 (the record keeps the

@@ -5,7 +5,8 @@ Input: a record of ``bench/bench_labelled.py`` run with the largest size (``--fo
 --segments 16``; see ``make bench-precision``), which keeps every item's score; or the sample
 experiment's full run at the paper's counts (``bench_sequential.py --parts sample
 --items-output``, ``make bench-precision-sample``), each document a corpus of its 2 chunkings,
-with no labels, so no tau. Each smaller size
+with no labels, so no tau. ``--source`` repeated pools the corpora of several such records (a
+corpus scored in a run of its own), where their HOPE sizes and embedders match. Each smaller size
 is drawn from those items: ``--subsamples`` seeded draws of m focus passages per chunking and m
 segments per corpus (the same segments for every chunking, as the evaluator asks every chunking
 about the same segments). A random m-subset of a random 16-sample is a random m-sample of the
@@ -48,7 +49,12 @@ TARGETS = ("budget_recall", "recall", "iou")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--source", default="bench/results/precision_items.json")
+    parser.add_argument(
+        "--source",
+        action="append",
+        help="an items record (repeat for several: their corpora pool; default "
+        "bench/results/precision_items.json)",
+    )
     parser.add_argument("--profile", default="paper")
     parser.add_argument(
         "--sizes", default="1,2,4,8,16", help='comma-separated sizes; "all" is every item'
@@ -246,11 +252,44 @@ def pooled_curve(
     return curve
 
 
+def load_sources(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Several items records as one (a corpus scored in separate runs, e.g. one per corpus):
+    their corpora together, refused where a corpus is in two records or where the records'
+    HOPE sizes or embedders differ (their items would not be draws of the same size). Also
+    what each record is: path, commit, command, corpora and its LLM usage where it keeps one."""
+    merged: dict[str, Any] = {}
+    about = []
+    for path in paths:
+        source = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not merged:
+            merged = {"settings": source["settings"], "corpora": {}}
+        for key in ("hope_size", "embedder"):
+            if source["settings"][key] != merged["settings"][key]:
+                raise SystemExit(
+                    f"{path}: {key} {source['settings'][key]!r} differs from {paths[0]}'s "
+                    f"{merged['settings'][key]!r}: items of different runs pool only where both "
+                    "match"
+                )
+        if clash := sorted(set(source["corpora"]) & set(merged["corpora"])):
+            raise SystemExit(f"{path}: corpora {clash} are already in an earlier --source")
+        merged["corpora"].update(source["corpora"])
+        about.append(
+            {
+                "record": str(path),
+                "commit": source["provenance"]["commit"],
+                "command": source["provenance"]["command"],
+                "corpora": sorted(source["corpora"]),
+                **({"llm": source["llm"]} if "llm" in source else {}),
+            }
+        )
+    return merged, about
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
-    source_path = Path(args.source)
-    source = json.loads(source_path.read_text(encoding="utf-8"))
+    paths = args.source or ["bench/results/precision_items.json"]
+    source, about = load_sources(paths)
     hope_size = source["settings"]["hope_size"]
     sizes = parse_sizes(args.sizes)
     targets = labelled_targets(source, args.profile)
@@ -276,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         corpora[name] = {
             "chunkings": sorted(chunkings),
             # the source's own count, a check of the "requests" at its own size (None when the
-            # source keeps one count for the whole run: its "llm" block, copied below)
+            # source keeps one count for the whole run: its "llm" block, in "source")
             "recorded_calls_at_largest_size": recorded
             if any(c["llm"] for c in chunkings.values())
             else None,
@@ -284,15 +323,14 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{name}: sizes {sizes}", file=sys.stderr)
     if not corpora:
-        raise SystemExit(f"{source_path}: no corpus with HOPE items for {fewest} or more chunkings")
+        raise SystemExit(
+            f"{', '.join(paths)}: no corpus with HOPE items for {fewest} or more chunkings"
+        )
     record = {
         "benchmark": "HOPE's precision by sample size (issue 34)",
         "source": {
-            "record": str(source_path),
-            "commit": source["provenance"]["commit"],
-            "command": source["provenance"]["command"],
+            "records": about,
             "hope_size": hope_size,
-            **({"llm": source["llm"]} if "llm" in source else {}),
             "embedder": source["settings"]["embedder"],
         },
         "settings": {

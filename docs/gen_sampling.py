@@ -57,6 +57,19 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [*lines, ""]
 
 
+def _records(source: dict[str, Any]) -> str:
+    """The items records a precision record drew from: "`path` (commit `abc`)", and each one's
+    corpora where there are several."""
+    records = source.get("records") or []
+    named = [
+        f"`{r.get('record', '?')}` (commit `{str(r.get('commit') or '?')[:10]}`"
+        + (f"; {', '.join(r.get('corpora') or [])}" if len(records) > 1 else "")
+        + ")"
+        for r in records
+    ]
+    return " and ".join(named) or "?"
+
+
 def precision_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return _owed("precision", "make bench-precision")
@@ -66,10 +79,10 @@ def precision_section(record: dict[str, Any] | None) -> list[str]:
     size = source.get("hope_size") or {}
     lines = [
         f"From `bench/results/precision.json` (commit `{commit}`), drawn from the items of "
-        f"`{source.get('record', '?')}` (commit `{str(source.get('commit') or '?')[:10]}`: "
-        f"{size.get('focus_passages')} focus passages and {size.get('segments')} segments per "
-        f"chunking, {size.get('statements')} statements, {size.get('questions')} question; "
-        f"profile `{settings.get('profile')}`). Size m is m focus passages per chunking and m "
+        f"{_records(source)}: {size.get('focus_passages')} focus passages and "
+        f"{size.get('segments')} segments per chunking, {size.get('statements')} statements, "
+        f"{size.get('questions')} question, profile `{settings.get('profile')}`. Size m is m "
+        "focus passages per chunking and m "
         f"segments per corpus; each cell is the median and 95 % range over "
         f"{settings.get('subsamples')} seeded draws of that size. The standard error is "
         "undefined below 2 items. Significant pairs: t test at 95 % (segments paired).",
@@ -128,7 +141,7 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
     source = record.get("source") or {}
     settings = record.get("settings") or {}
     size = source.get("hope_size") or {}
-    llm = source.get("llm") or {}
+    llm = next((r["llm"] for r in source.get("records") or [] if r.get("llm")), {})
     cold = (
         f"; the full run sent {llm.get('requests_sent')} requests cold in "
         f"{_num((llm.get('wall_s') or 0) / 60, '.0f')} min"
@@ -137,10 +150,10 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
     )
     lines = [
         f"From `bench/results/precision_sample.json` (commit `{_commit(record)}`), drawn from "
-        f"the full run of the sample experiment, `{source.get('record', '?')}` (commit "
-        f"`{str(source.get('commit') or '?')[:10]}`: {size.get('focus_passages')}, "
-        f"{size.get('statements')} statements, {size.get('questions')} questions, "
-        f"{size.get('segments')} segments{cold}). Each document is scored by its two "
+        f"the full run of the sample experiment, {_records(source)}: "
+        f"{size.get('focus_passages')}, {size.get('statements')} statements, "
+        f"{size.get('questions')} questions, {size.get('segments')} segments{cold}. Each "
+        "document is scored by its two "
         "chunkings, so each has one pair and no τ (the sample has no labels). Size m is m focus "
         "passages per chunking and m segments per document; `all` is the full run itself. Each "
         f"cell is the median and 95 % range over {settings.get('subsamples')} seeded draws.",

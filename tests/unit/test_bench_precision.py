@@ -82,7 +82,7 @@ def _curve(tau: float) -> list[dict]:
 def test_precision_section_puts_the_pooled_table_first():
     record = {
         "provenance": {"commit": "abc"},
-        "source": {"record": "items.json", "commit": "def", "hope_size": {}},
+        "source": {"records": [{"record": "items.json", "commit": "def"}], "hope_size": {}},
         "settings": {"profile": "paper", "subsamples": 200, "targets": ["budget_recall"]},
         "corpora": {"x": {"chunkings": ["c1", "c2"], "curve": _curve(-0.5)}},
         "pooled": {"corpora": ["x", "y"], "curve": _curve(0.25)},
@@ -91,6 +91,23 @@ def test_precision_section_puts_the_pooled_table_first():
     assert text.index("**every corpus, pooled**") < text.index("**x** (2 chunkings)")
     assert "| 4 | 144 | 0.100 [0.080, 0.120] | +0.25 [+0.15, +0.35] | 1 [0, 2] |" in text
     assert "Pooled over x, y" in text
+    assert "drawn from the items of `items.json` (commit `def`): " in text
+
+
+def test_the_precision_section_names_each_items_record_with_its_corpora():
+    record = {
+        "source": {
+            "records": [
+                {"record": "a.json", "commit": "1234567890abc", "corpora": ["x", "y"]},
+                {"record": "b.json", "commit": "feed", "corpora": ["z"]},
+            ],
+            "hope_size": {},
+        },
+        "settings": {"targets": []},
+        "corpora": {},
+    }
+    text = "\n".join(precision_section(record))
+    assert "`a.json` (commit `1234567890`; x, y) and `b.json` (commit `feed`; z)" in text
 
 
 def test_precision_section_without_pooled_has_no_pooled_table():
@@ -215,7 +232,15 @@ def test_precision_of_a_source_without_labels(tmp_path):
     assert main([*argv, "--output", str(output)]) == 0
     record = json.loads(output.read_text(encoding="utf-8"))
     assert record["settings"]["targets"] == []
-    assert record["source"]["llm"] == {"requests": 64}
+    assert record["source"]["records"] == [
+        {
+            "record": str(source),
+            "commit": "abc",
+            "command": "made up",
+            "corpora": ["doc-1", "doc-2"],
+            "llm": {"requests": 64},
+        }
+    ]
     block = record["corpora"]["doc-1"]
     assert block["chunkings"] == ["a", "b"]
     assert block["recorded_calls_at_largest_size"] is None
@@ -271,3 +296,38 @@ def test_the_sample_experiments_precision_on_the_hope_page(tmp_path):
     )
     assert page.count("| yes |") == 2
     assert "Figures owed" in "\n".join(precision_sample_section(None))
+
+
+def _write(path: Path, record: dict) -> str:
+    import json
+
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
+
+
+def test_items_records_of_separate_runs_pool_corpus_by_corpus(tmp_path):
+    import json
+
+    from bench_precision import main
+
+    first = _unlabelled_source()
+    second = _unlabelled_source()
+    second["corpora"] = {"doc-3": second["corpora"]["doc-1"]}
+    second["provenance"]["commit"] = "def"
+    paths = [_write(tmp_path / "a.json", first), _write(tmp_path / "b.json", second)]
+    output = tmp_path / "precision.json"
+    argv = ["--source", paths[0], "--source", paths[1], "--sizes", "all"]
+    assert main([*argv, "--output", str(output)]) == 0
+    record = json.loads(output.read_text(encoding="utf-8"))
+    assert sorted(record["corpora"]) == ["doc-1", "doc-2", "doc-3"]
+    assert [r["corpora"] for r in record["source"]["records"]] == [["doc-1", "doc-2"], ["doc-3"]]
+    assert record["pooled"]["curve"][0]["requests"] == 3 * 36
+    # a corpus scored in two records, or items of another size, are refused by name
+    with pytest.raises(SystemExit, match=r"corpora \['doc-1', 'doc-2'\]"):
+        main(["--source", paths[0], "--source", paths[0], "--output", str(output)])
+    other = _unlabelled_source()
+    other["corpora"] = {"doc-9": other["corpora"]["doc-1"]}
+    other["settings"]["hope_size"] = {**other["settings"]["hope_size"], "segments": 16}
+    path = _write(tmp_path / "c.json", other)
+    with pytest.raises(SystemExit, match="hope_size"):
+        main(["--source", paths[0], "--source", path, "--output", str(output)])
