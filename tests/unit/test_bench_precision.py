@@ -3,6 +3,7 @@ by hand on made-up draws, so a change in how corpora are pooled shows here."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from gen_sampling import (  # noqa: E402
     sequential_section,
 )
 
-from bench_precision import pooled_curve  # noqa: E402
+from bench_precision import main, pooled_curve  # noqa: E402
 
 NAN = float("nan")
 
@@ -220,21 +221,26 @@ def _unlabelled_source() -> dict:
     }
 
 
-def test_precision_of_a_source_without_labels(tmp_path):
-    import json
+def _write(path: Path, record: dict) -> str:
+    path.write_text(json.dumps(record), encoding="utf-8")
+    return str(path)
 
-    from bench_precision import main
 
-    source = tmp_path / "items.json"
-    source.write_text(json.dumps(_unlabelled_source()), encoding="utf-8")
+def _precision_of(tmp_path: Path, sources: list[dict], sizes: str) -> tuple[dict, list[str]]:
+    """bench_precision's record drawn from ``sources`` (5 draws per size), and their paths."""
+    paths = [_write(tmp_path / f"items-{i}.json", s) for i, s in enumerate(sources)]
     output = tmp_path / "precision.json"
-    argv = ["--source", str(source), "--sizes", "1,2,all", "--subsamples", "5"]
-    assert main([*argv, "--output", str(output)]) == 0
-    record = json.loads(output.read_text(encoding="utf-8"))
+    argv = [arg for path in paths for arg in ("--source", path)]
+    assert main([*argv, "--sizes", sizes, "--subsamples", "5", "--output", str(output)]) == 0
+    return json.loads(output.read_text(encoding="utf-8")), paths
+
+
+def test_precision_of_a_source_without_labels(tmp_path):
+    record, (path,) = _precision_of(tmp_path, [_unlabelled_source()], "1,2,all")
     assert record["settings"]["targets"] == []
     assert record["source"]["records"] == [
         {
-            "record": str(source),
+            "record": path,
             "commit": "abc",
             "command": "made up",
             "corpora": ["doc-1", "doc-2"],
@@ -274,16 +280,8 @@ def test_sizes_are_counts_or_all():
 
 
 def test_the_sample_experiments_precision_on_the_hope_page(tmp_path):
-    import json
-
-    from bench_precision import main
-
-    source = tmp_path / "items.json"
-    source.write_text(json.dumps(_unlabelled_source()), encoding="utf-8")
-    output = tmp_path / "precision.json"
-    argv = ["--source", str(source), "--sizes", "2,all", "--subsamples", "5"]
-    assert main([*argv, "--output", str(output)]) == 0
-    page = "\n".join(precision_sample_section(json.loads(output.read_text(encoding="utf-8"))))
+    record, _ = _precision_of(tmp_path, [_unlabelled_source()], "2,all")
+    page = "\n".join(precision_sample_section(record))
     assert "**All 2 documents, pooled**" in page
     assert "τ with" not in page  # no labels, no tau
     # the pooled row of the full run: 72 requests, both pairs told apart
@@ -298,27 +296,12 @@ def test_the_sample_experiments_precision_on_the_hope_page(tmp_path):
     assert "Figures owed" in "\n".join(precision_sample_section(None))
 
 
-def _write(path: Path, record: dict) -> str:
-    import json
-
-    path.write_text(json.dumps(record), encoding="utf-8")
-    return str(path)
-
-
 def test_items_records_of_separate_runs_pool_corpus_by_corpus(tmp_path):
-    import json
-
-    from bench_precision import main
-
-    first = _unlabelled_source()
     second = _unlabelled_source()
     second["corpora"] = {"doc-3": second["corpora"]["doc-1"]}
     second["provenance"]["commit"] = "def"
-    paths = [_write(tmp_path / "a.json", first), _write(tmp_path / "b.json", second)]
+    record, paths = _precision_of(tmp_path, [_unlabelled_source(), second], "all")
     output = tmp_path / "precision.json"
-    argv = ["--source", paths[0], "--source", paths[1], "--sizes", "all"]
-    assert main([*argv, "--output", str(output)]) == 0
-    record = json.loads(output.read_text(encoding="utf-8"))
     assert sorted(record["corpora"]) == ["doc-1", "doc-2", "doc-3"]
     assert [r["corpora"] for r in record["source"]["records"]] == [["doc-1", "doc-2"], ["doc-3"]]
     assert record["pooled"]["curve"][0]["requests"] == 3 * 36
