@@ -825,10 +825,16 @@ def generate(
         out.write(tracks_page(all_records))
     with opener(PROBE_PAGE, "w") as out:
         out.write(probe_page(all_records))
-    curve = gen_sampling.precision_figure(all_records.get("precision"))
-    if curve is not None:
-        with opener(gen_sampling.PRECISION_FIGURE, "wb") as out:
-            out.write(curve)
+    figures = {
+        gen_sampling.PRECISION_FIGURE: gen_sampling.precision_figure(all_records.get("precision")),
+        gen_sampling.PRECISION_SAMPLE_FIGURE: gen_sampling.precision_sample_figure(
+            all_records.get("precision_sample")
+        ),
+    }
+    for path, figure in figures.items():
+        if figure is not None:
+            with opener(path, "wb") as out:
+                out.write(figure)
     for name, record in all_records.items():
         page, figures = record_page(name, record)
         with opener(f"{OUT}/{name}.md", "w") as out:

@@ -22,6 +22,7 @@ PRECISION_MARKER = "<!-- gen_results: HOPE's precision by sample size -->"
 PRECISION_SAMPLE_MARKER = "<!-- gen_results: HOPE's precision on the sample experiment -->"
 SEQUENTIAL_MARKER = "<!-- gen_results: the sequential rule against the full run -->"
 PRECISION_FIGURE = "results/precision_curve.png"
+PRECISION_SAMPLE_FIGURE = "results/precision_sample_curve.png"
 TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
 
 
@@ -162,7 +163,13 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
     pooled = record.get("pooled") or {}
     blocks = record.get("corpora") or {}
     if pooled.get("curve"):
-        lines += [f"**All {len(blocks)} documents, pooled**", ""]
+        lines += [
+            f"![HOPE's standard error and pairs told apart against LLM requests, sample "
+            f"experiment]({PRECISION_SAMPLE_FIGURE})",
+            "",
+            f"**All {len(blocks)} documents, pooled**",
+            "",
+        ]
         lines += _curve_table(pooled, [])
     sizes = [str(p["size"]) for p in next(iter(blocks.values()), {}).get("curve") or []]
     if sizes:
@@ -222,6 +229,48 @@ def precision_figure(record: dict[str, Any] | None) -> bytes | None:
         ax.grid(alpha=0.3)
     right.axhline(0, color="grey", linewidth=0.8)
     left.legend(fontsize=8)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def precision_sample_figure(record: dict[str, Any] | None) -> bytes | None:
+    """The sample experiment pooled over its documents: HOPE's standard error and the pairs told
+    apart against requests, with the 95 % range over the draws."""
+    curve = ((record or {}).get("pooled") or {}).get("curve")
+    if not curve:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator, NullFormatter
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
+    fig.suptitle("Sample experiment, pooled: median and 95 % range over the draws", fontsize=10)
+    right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    xs = [p["requests"] for p in curve]
+    panels = (
+        (left, "se", "HOPE's standard error"),
+        (right, "significant_pairs", f"pairs told apart (of {curve[0].get('pairs')})"),
+    )
+    for ax, key, label in panels:
+        cells = [(x, p.get(key) or {}) for x, p in zip(xs, curve, strict=True)]
+        kept = [(x, c) for x, c in cells if c.get("median") is not None]
+        ax.plot([x for x, _ in kept], [c["median"] for _, c in kept], marker="o")
+        ax.fill_between(
+            [x for x, _ in kept],
+            [c["low"] for _, c in kept],
+            [c["high"] for _, c in kept],
+            alpha=0.2,
+        )
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [f"{x}\n(m = {p['size']})" for x, p in zip(xs, curve, strict=True)])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("LLM requests, all documents")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
     plt.close(fig)
@@ -340,9 +389,11 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
 __all__ = [
     "PRECISION_FIGURE",
     "PRECISION_MARKER",
+    "PRECISION_SAMPLE_FIGURE",
     "PRECISION_SAMPLE_MARKER",
     "SEQUENTIAL_MARKER",
     "precision_figure",
+    "precision_sample_figure",
     "precision_sample_section",
     "precision_section",
     "sequential_section",

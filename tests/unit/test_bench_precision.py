@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "docs"))
 from gen_sampling import (  # noqa: E402
+    precision_sample_figure,
     precision_sample_section,
     precision_section,
     sequential_section,
@@ -314,3 +315,10 @@ def test_items_records_of_separate_runs_pool_corpus_by_corpus(tmp_path):
     path = _write(tmp_path / "c.json", other)
     with pytest.raises(SystemExit, match="hope_size"):
         main(["--source", paths[0], "--source", path, "--output", str(output)])
+
+
+def test_the_sample_experiments_curve_is_drawn_from_its_pooled_curve(tmp_path):
+    record, _ = _precision_of(tmp_path, [_unlabelled_source()], "1,all")
+    assert precision_sample_figure(record).startswith(b"\x89PNG")
+    assert precision_sample_figure({**record, "pooled": None}) is None
+    assert precision_sample_figure(None) is None
