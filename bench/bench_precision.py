@@ -314,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         raws[name] = [raw for _, raw in measured]
         corpora[name] = {
             "chunkings": sorted(chunkings),
+            # each chunking's HOPE on every item of the source (eq. 10 from the items)
+            "hope": {c: hope_of(chunkings[c]["items"]) for c in sorted(chunkings)},
             # the source's own count, a check of the "requests" at its own size (None when the
             # source keeps one count for the whole run: its "llm" block, in "source")
             "recorded_calls_at_largest_size": recorded

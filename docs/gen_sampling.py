@@ -144,7 +144,8 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
     size = source.get("hope_size") or {}
     llm = next((r["llm"] for r in source.get("records") or [] if r.get("llm")), {})
     cold = (
-        f"; the full run sent {llm.get('requests_sent')} requests cold in "
+        f"; the full run asked {llm.get('requests')} distinct requests cold "
+        f"({llm.get('requests_sent')} sent, retries included) in "
         f"{_num((llm.get('wall_s') or 0) / 60, '.0f')} min"
         if llm.get("wall_s") is not None
         else ""
@@ -162,6 +163,17 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
     ]
     pooled = record.get("pooled") or {}
     blocks = record.get("corpora") or {}
+    counted = (pooled.get("curve") or [{}])[-1]
+    if counted.get("size") == "all" and llm.get("requests") is not None:
+        lines += [
+            "Requests are counted at every size as `sampling_stats.requests_for` counts them: "
+            "each focus passage with the answers to all its questions, each segment with its "
+            f"choices, the most a run of that size asks. At `all` that is {counted['requests']}, "
+            f"{counted['requests'] - llm['requests']} more than the full run asked: a run asks "
+            "fewer where a passage gets fewer questions or an item fails before its later "
+            "requests.",
+            "",
+        ]
     if pooled.get("curve"):
         lines += [
             f"![HOPE's standard error and pairs told apart against LLM requests, sample "
@@ -173,19 +185,31 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
         lines += _curve_table(pooled, [])
     sizes = [str(p["size"]) for p in next(iter(blocks.values()), {}).get("curve") or []]
     if sizes:
-        header = ["document", *(f"standard error, m = {m}" for m in sizes), "pair significant"]
+        chunkings = next(iter(blocks.values())).get("chunkings") or []
+        header = [
+            "document",
+            f"HOPE, {' / '.join(chunkings)}",
+            *(f"standard error, m = {m}" for m in sizes),
+            "pair significant",
+        ]
         rows = []
         for doc, block in blocks.items():
             curve = block.get("curve") or []
             at_all = (curve[-1].get("significant_pairs") or {}).get("median") if curve else None
+            hope = block.get("hope") or {}
             rows.append(
                 [
                     doc,
+                    " / ".join(_num(hope.get(c)) for c in block.get("chunkings") or []),
                     *(_num((p.get("se") or {}).get("median")) for p in curve),
                     "–" if at_all is None else ("yes" if at_all >= 1 else "no"),
                 ]
             )
-        lines += ["**Per document** (standard error: the median over the draws)", ""]
+        lines += [
+            "**Per document** (HOPE on every item of the last size; standard error: the median "
+            "over the draws)",
+            "",
+        ]
         lines += _table(header, rows)
     return lines
 
@@ -237,7 +261,8 @@ def precision_figure(record: dict[str, Any] | None) -> bytes | None:
 
 def precision_sample_figure(record: dict[str, Any] | None) -> bytes | None:
     """The sample experiment pooled over its documents: HOPE's standard error and the pairs told
-    apart against requests, with the 95 % range over the draws."""
+    apart at each size, with the 95 % range over the draws. The sizes are evenly spaced (the
+    largest ones differ by few requests), each labelled with its requests."""
     curve = ((record or {}).get("pooled") or {}).get("curve")
     if not curve:
         return None
@@ -245,19 +270,20 @@ def precision_sample_figure(record: dict[str, Any] | None) -> bytes | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator, NullFormatter
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6), constrained_layout=True)
     fig.suptitle("Sample experiment, pooled: median and 95 % range over the draws", fontsize=10)
-    right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    xs = [p["requests"] for p in curve]
+    pairs = int(curve[0].get("pairs") or 0)
+    right.set_yticks(range(pairs + 1))
+    right.set_ylim(-0.3, pairs + 0.3)
+    positions = list(range(len(curve)))
     panels = (
         (left, "se", "HOPE's standard error"),
-        (right, "significant_pairs", f"pairs told apart (of {curve[0].get('pairs')})"),
+        (right, "significant_pairs", f"pairs told apart (of {pairs})"),
     )
     for ax, key, label in panels:
-        cells = [(x, p.get(key) or {}) for x, p in zip(xs, curve, strict=True)]
-        kept = [(x, c) for x, c in cells if c.get("median") is not None]
+        kept = [(x, p.get(key) or {}) for x, p in zip(positions, curve, strict=True)]
+        kept = [(x, c) for x, c in kept if c.get("median") is not None]
         ax.plot([x for x, _ in kept], [c["median"] for _, c in kept], marker="o")
         ax.fill_between(
             [x for x, _ in kept],
@@ -265,10 +291,8 @@ def precision_sample_figure(record: dict[str, Any] | None) -> bytes | None:
             [c["high"] for _, c in kept],
             alpha=0.2,
         )
-        ax.set_xscale("log")
-        ax.set_xticks(xs, [f"{x}\n(m = {p['size']})" for x, p in zip(xs, curve, strict=True)])
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("LLM requests, all documents")
+        ax.set_xticks(positions, [f"{p['size']}\n{p['requests']}" for p in curve])
+        ax.set_xlabel("size m (above) and LLM requests, all documents (below)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     buffer = io.BytesIO()

@@ -287,12 +287,17 @@ def test_the_sample_experiments_precision_on_the_hope_page(tmp_path):
     assert "τ with" not in page  # no labels, no tau
     # the pooled row of the full run: 72 requests, both pairs told apart
     assert "| all | 72 | " in page
+    # the formula's count at "all" beside the run's own (the made-up source says 64)
+    assert "At `all` that is 72, 8 more than the full run asked" in page
     # m = 2: per chunking 2 x 4 + 2 choices, 2 quadruples per document
     assert "| 2 | 44 | " in page
-    # per document: the standard error at each size, and the pair significant in the full run
+    # per document: HOPE on every item, the standard error at each size, and the pair
+    # significant in the full run
     assert (
-        "| document | standard error, m = 2 | standard error, m = all | pair significant |" in page
+        "| document | HOPE, a / b | standard error, m = 2 | standard error, m = all | pair "
+        "significant |" in page
     )
+    assert "| doc-1 | 0.936 / 0.152 | " in page
     assert page.count("| yes |") == 2
     assert "Figures owed" in "\n".join(precision_sample_section(None))
 
