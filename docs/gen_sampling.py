@@ -206,8 +206,8 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
                 ]
             )
         lines += [
-            "**Per document** (HOPE on every item of the last size; standard error: the median "
-            "over the draws)",
+            "**Per document** (HOPE: each chunking's on all of the full run's items; standard "
+            "error: the median over the draws)",
             "",
         ]
         lines += _table(header, rows)
