@@ -145,7 +145,8 @@ bench-probe: setup
 # 30-60 minutes of SmolLM2 at 16 x 16; more with PRECISION_CORPORA=...,wikitexts,pubmed. A corpus
 # scored in a run of its own (PRECISION_CORPORA=wikitexts
 # PRECISION_ITEMS=bench/results/precision_items_wikitexts.json) pools with the others in
-# bench-precision through PRECISION_SOURCES (items records of the same size).
+# bench-precision and bench-sequential's replay through PRECISION_SOURCES (items records of the
+# same size).
 PRECISION_CORPORA ?= chatlogs,state_of_the_union
 PRECISION_ITEMS ?= bench/results/precision_items.json
 PRECISION_SOURCES ?= bench/results/precision_items.json
@@ -158,7 +159,7 @@ bench-precision-items: setup
 bench-precision: setup
 	$(BIN)/python bench/bench_precision.py $(addprefix --source ,$(PRECISION_SOURCES)) $(ARGS)
 bench-sequential: setup
-	$(BIN)/python bench/bench_sequential.py $(ARGS)
+	$(BIN)/python bench/bench_sequential.py $(addprefix --items ,$(PRECISION_SOURCES)) $(ARGS)
 # The same rule on the default experiment at the paper's counts with SmolLM2 (the record keeps the
 # cold full run's requests and time; its answers stay in .cache/hope/sequential-sample, so a
 # stopped run resumes): the section embedded_sample of bench/results/sequential.json, and the full

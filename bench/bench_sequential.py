@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+from bench_precision import load_sources
 from hope.core.io import write_json_atomic
 from sampling_stats import (
     agreement,
@@ -85,7 +86,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--parallel-pairs", type=int, default=8)
     parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")
-    parser.add_argument("--items", default="bench/results/precision_items.json")
+    parser.add_argument(
+        "--items",
+        action="append",
+        help="replayed part: an items record (repeat for several, pooled as bench_precision.py "
+        "pools them; default bench/results/precision_items.json)",
+    )
     parser.add_argument(
         "--parts",
         default=PARTS,
@@ -304,21 +310,20 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
 # --- embedded model, replayed ---------------------------------------------------------------------
 
 
+def items_paths(args: argparse.Namespace) -> list[str]:
+    return args.items or ["bench/results/precision_items.json"]
+
+
 def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     from hope.core.hope_settings import load_profile
 
-    path = Path(args.items)
-    if not path.is_file():
+    paths = items_paths(args)
+    if not all(Path(path).is_file() for path in paths):
         return None
-    source = json.loads(path.read_text(encoding="utf-8"))
+    source, about = load_sources(paths)
     n_questions = source["settings"]["hope_size"]["questions"]
     out: dict[str, Any] = {
-        "source": {
-            "record": str(path),
-            "commit": source["provenance"]["commit"],
-            "command": source["provenance"]["command"],
-            "hope_size": source["settings"]["hope_size"],
-        },
+        "source": {"records": about, "hope_size": source["settings"]["hope_size"]},
         "runs": {},
     }
     corpora = {}
@@ -567,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
             if embedded is not None
             else {
                 "status": "not run",
-                "reason": f"{args.items} not found (make bench-precision-items writes it)",
+                "reason": f"{', '.join(items_paths(args))} not found (make bench-precision-items "
+                "writes it)",
             }
         )
     if "sample" in parts:

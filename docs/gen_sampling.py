@@ -385,7 +385,7 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         full = block.get("full") or {}
         what = (
             f"corpora {', '.join(block.get('corpora') or [])}; source "
-            f"`{(block.get('source') or {}).get('record')}`"
+            f"{_records(block.get('source') or {})}"
             if key == "embedded_replayed"
             else f"{len(block.get('documents') or [])} documents × "
             f"{len(block.get('chunkers') or [])} chunkers, {block.get('profile')}"

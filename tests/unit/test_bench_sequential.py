@@ -143,3 +143,41 @@ def test_the_full_runs_items_are_kept_as_a_source_for_the_precision_benchmark(tm
     assert found["fixed_500_o0"]["items"] == items_a
     # no labels: no target to compute tau with
     assert labelled_targets(record, "paper") == ()
+
+
+def test_the_replay_pools_items_records_as_the_precision_benchmark_does(tmp_path):
+    import json
+
+    from bench_sequential import parse_args, replayed
+
+    def chunking(score: float, correct: list[bool]) -> dict:
+        items = {
+            "concept_unity": [score] * 3,
+            "semantic_independence": [score] * 3,
+            "information_preservation": correct,
+        }
+        return {"hope": {"paper": {"status": "ok", "items": items}}}
+
+    document = {"chunkers": {"a": chunking(0.9, [True] * 4), "b": chunking(0.1, [False] * 4)}}
+    paths = []
+    for i, docs in enumerate((["doc-1", "doc-2"], ["doc-3"])):
+        record = {
+            "provenance": {"commit": f"c{i}", "command": "made up"},
+            "settings": {"hope_size": {"questions": 1, "segments": 4}, "embedder": "e"},
+            "corpora": dict.fromkeys(docs, document),
+        }
+        path = tmp_path / f"items-{i}.json"
+        path.write_text(json.dumps(record), encoding="utf-8")
+        paths.append(str(path))
+    out = replayed(parse_args(["--items", paths[0], "--items", paths[1], "--epsilons", "0"]))
+    assert out["corpora"] == ["doc-1", "doc-2", "doc-3"]
+    assert [r["corpora"] for r in out["source"]["records"]] == [["doc-1", "doc-2"], ["doc-3"]]
+    # every item of 3 documents: (3 focus passages x 4 + 4 choices) x 2 chunkings + 4 quadruples
+    assert out["full"]["requests"] == 3 * 36
+    # epsilon 0 never stops for width, but a and b are far apart: the rule decides each pair
+    # before every item is drawn, and agrees with the full run on all three
+    run = out["runs"]["0.0"]
+    assert run["stopped"] == {"decided": 6}
+    assert run["requests"] < 3 * 36
+    assert run["decisions"]["agreement"] == 1.0
+    assert replayed(parse_args(["--items", str(tmp_path / "missing.json")])) is None
