@@ -34,15 +34,20 @@ Output: bench/results/precision.json (``make bench-precision``).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import harness
-from sampling_stats import METRICS, decisions, hope_of, requests_for, standard_error
+from sampling_stats import (
+    METRICS,
+    decisions,
+    hope_of,
+    load_items_records,
+    requests_for,
+    standard_error,
+)
 
 TARGETS = ("budget_recall", "recall", "iou")
 
@@ -252,44 +257,11 @@ def pooled_curve(
     return curve
 
 
-def load_sources(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Several items records as one (a corpus scored in separate runs, e.g. one per corpus):
-    their corpora together, refused where a corpus is in two records or where the records'
-    HOPE sizes or embedders differ (their items would not be draws of the same size). Also
-    what each record is: path, commit, command, corpora and its LLM usage where it keeps one."""
-    merged: dict[str, Any] = {}
-    about = []
-    for path in paths:
-        source = json.loads(Path(path).read_text(encoding="utf-8"))
-        if not merged:
-            merged = {"settings": source["settings"], "corpora": {}}
-        for key in ("hope_size", "embedder"):
-            if source["settings"][key] != merged["settings"][key]:
-                raise SystemExit(
-                    f"{path}: {key} {source['settings'][key]!r} differs from {paths[0]}'s "
-                    f"{merged['settings'][key]!r}: items of different runs pool only where both "
-                    "match"
-                )
-        if clash := sorted(set(source["corpora"]) & set(merged["corpora"])):
-            raise SystemExit(f"{path}: corpora {clash} are already in an earlier --source")
-        merged["corpora"].update(source["corpora"])
-        about.append(
-            {
-                "record": str(path),
-                "commit": source["provenance"]["commit"],
-                "command": source["provenance"]["command"],
-                "corpora": sorted(source["corpora"]),
-                **({"llm": source["llm"]} if "llm" in source else {}),
-            }
-        )
-    return merged, about
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
     paths = args.source or ["bench/results/precision_items.json"]
-    source, about = load_sources(paths)
+    source, about = load_items_records(paths)
     hope_size = source["settings"]["hope_size"]
     sizes = parse_sizes(args.sizes)
     targets = labelled_targets(source, args.profile)

@@ -52,13 +52,13 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from bench_precision import load_sources
 from hope.core.io import write_json_atomic
 from sampling_stats import (
     agreement,
     decisions,
     hope_of,
     items_of,
+    load_items_records,
     replay_sequential,
     requests_for,
 )
@@ -320,7 +320,7 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     paths = items_paths(args)
     if not all(Path(path).is_file() for path in paths):
         return None
-    source, about = load_sources(paths)
+    source, about = load_items_records(paths)
     n_questions = source["settings"]["hope_size"]["questions"]
     out: dict[str, Any] = {
         "source": {"records": about, "hope_size": source["settings"]["hope_size"]},

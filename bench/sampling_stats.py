@@ -1,6 +1,7 @@
 """What bench_sequential and bench_precision share: a chunking's HOPE and its standard error from
 its item scores, the test that decides which of two chunkings of one document scores higher, the
-sequential rule replayed on item scores, and the LLM requests a set of items costs.
+sequential rule replayed on item scores, the LLM requests a set of items costs, and the items
+records of separate runs read as one.
 
 Items of one chunking: ``{"concept_unity": [score | None per focus passage],
 "semantic_independence": [...], "information_preservation": [True/False/None per segment]}``, the
@@ -12,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -216,3 +219,36 @@ __all__ = [
     "requests_for",
     "standard_error",
 ]
+
+
+def load_items_records(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Several items records as one (a corpus scored in separate runs, e.g. one per corpus):
+    their corpora together, refused where a corpus is in two records or where the records'
+    HOPE sizes or embedders differ (their items would not be draws of the same size). Also
+    what each record is: path, commit, command, corpora and its LLM usage where it keeps one."""
+    merged: dict[str, Any] = {}
+    about = []
+    for path in paths:
+        source = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not merged:
+            merged = {"settings": source["settings"], "corpora": {}}
+        for key in ("hope_size", "embedder"):
+            if source["settings"][key] != merged["settings"][key]:
+                raise SystemExit(
+                    f"{path}: {key} {source['settings'][key]!r} differs from {paths[0]}'s "
+                    f"{merged['settings'][key]!r}: items of different runs pool only where both "
+                    "match"
+                )
+        if clash := sorted(set(source["corpora"]) & set(merged["corpora"])):
+            raise SystemExit(f"{path}: corpora {clash} are already in an earlier --source")
+        merged["corpora"].update(source["corpora"])
+        about.append(
+            {
+                "record": str(path),
+                "commit": source["provenance"]["commit"],
+                "command": source["provenance"]["command"],
+                "corpora": sorted(source["corpora"]),
+                **({"llm": source["llm"]} if "llm" in source else {}),
+            }
+        )
+    return merged, about
