@@ -41,11 +41,13 @@ import numpy as np
 
 import harness
 from sampling_stats import (
+    DEFAULT_ITEMS_RECORD,
     METRICS,
     decisions,
     hope_of,
     load_items_records,
     requests_for,
+    scored_chunkings,
     standard_error,
 )
 
@@ -58,7 +60,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--source",
         action="append",
         help="an items record (repeat for several: their corpora pool; default "
-        "bench/results/precision_items.json)",
+        f"{DEFAULT_ITEMS_RECORD})",
     )
     parser.add_argument("--profile", default="paper")
     parser.add_argument(
@@ -107,11 +109,9 @@ def labelled_targets(source: dict[str, Any], profile: str) -> tuple[str, ...]:
 def corpus_chunkings(corpus: dict[str, Any], profile: str) -> dict[str, dict[str, Any]]:
     """name -> {"items", "targets"} for the chunkings HOPE scored in this corpus."""
     found = {}
-    for name, chunker in corpus["chunkers"].items():
-        hope = (chunker.get("hope") or {}).get(profile) or {}
-        if hope.get("status") != "ok" or "items" not in hope:
-            continue
-        targets = {t: (chunker.get("labelled") or {}).get(t, {}).get("mean") for t in TARGETS}
+    for name, hope in scored_chunkings(corpus, profile).items():
+        labelled = corpus["chunkers"][name].get("labelled") or {}
+        targets = {t: labelled.get(t, {}).get("mean") for t in TARGETS}
         found[name] = {"items": hope["items"], "targets": targets, "llm": hope.get("llm", {})}
     return found
 
@@ -260,7 +260,7 @@ def pooled_curve(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
-    paths = args.source or ["bench/results/precision_items.json"]
+    paths = args.source or [DEFAULT_ITEMS_RECORD]
     source, about = load_items_records(paths)
     hope_size = source["settings"]["hope_size"]
     sizes = parse_sizes(args.sizes)

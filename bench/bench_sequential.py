@@ -54,6 +54,7 @@ from typing import Any
 import harness
 from hope.core.io import write_json_atomic
 from sampling_stats import (
+    DEFAULT_ITEMS_RECORD,
     agreement,
     decisions,
     hope_of,
@@ -61,6 +62,7 @@ from sampling_stats import (
     load_items_records,
     replay_sequential,
     requests_for,
+    scored_chunkings,
 )
 from workloads import chunkers, mirror_documents, select, simulated_llm, simulated_server
 
@@ -90,7 +92,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--items",
         action="append",
         help="replayed part: an items record (repeat for several, pooled as bench_precision.py "
-        "pools them; default bench/results/precision_items.json)",
+        f"pools them; default {DEFAULT_ITEMS_RECORD})",
     )
     parser.add_argument(
         "--parts",
@@ -311,7 +313,7 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def items_paths(args: argparse.Namespace) -> list[str]:
-    return args.items or ["bench/results/precision_items.json"]
+    return args.items or [DEFAULT_ITEMS_RECORD]
 
 
 def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -328,11 +330,7 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     }
     corpora = {}
     for name, corpus in source["corpora"].items():
-        chunkings = {
-            c: v["hope"]["paper"]["items"]
-            for c, v in corpus["chunkers"].items()
-            if (v.get("hope") or {}).get("paper", {}).get("status") == "ok"
-        }
+        chunkings = {c: h["items"] for c, h in scored_chunkings(corpus, "paper").items()}
         if len(chunkings) >= 2:
             corpora[name] = chunkings
     out["corpora"] = sorted(corpora)
@@ -509,10 +507,11 @@ def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     cache_path = work / "sample.sqlite"
     print("sample: full run (cold where the cache lacks answers)", file=sys.stderr)
-    _cold, cold_usage = score_sample(sample_config(cache_path, None), work)
+    full_config = sample_config(cache_path, None)
+    _cold, cold_usage = score_sample(full_config, work)
     # The same run again, now every answer from the cache: its calls are counted as the
     # sequential runs' are, so the request share compares like with like.
-    full, full_usage = score_sample(sample_config(cache_path, None), work)
+    full, full_usage = score_sample(full_config, work)
     out: dict[str, Any] = {
         "experiment": "sample",
         "overrides": SAMPLE_PAPER_COUNTS,
@@ -524,9 +523,7 @@ def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
         "runs": {},
     }
     if args.items_output:
-        run.write_record(
-            args.items_output, sample_items(full, sample_config(cache_path, None), out)
-        )
+        run.write_record(args.items_output, sample_items(full, full_config, out))
         print(f"wrote {args.items_output}", file=sys.stderr)
     full_decisions = {
         doc: decisions({c: v["items"] for c, v in chunks.items()}) for doc, chunks in full.items()

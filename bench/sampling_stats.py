@@ -22,6 +22,8 @@ import numpy as np
 
 METRICS = ("concept_unity", "semantic_independence", "information_preservation")
 Items = Mapping[str, Sequence[Any]]
+# The items record that make bench-precision-items writes, read by both scripts by default.
+DEFAULT_ITEMS_RECORD = "bench/results/precision_items.json"
 
 
 def items_of(result: Any) -> dict[str, list[Any]]:
@@ -210,15 +212,30 @@ def replay_sequential(
 
 
 __all__ = [
+    "DEFAULT_ITEMS_RECORD",
     "agreement",
     "compare",
     "decisions",
     "hope_of",
     "items_of",
+    "load_items_records",
     "replay_sequential",
     "requests_for",
+    "scored_chunkings",
     "standard_error",
 ]
+
+
+def scored_chunkings(corpus: Mapping[str, Any], profile: str) -> dict[str, dict[str, Any]]:
+    """name -> HOPE block under ``profile`` for the chunkings of one corpus of an items record
+    whose HOPE was scored and kept its items; the others (HOPE undefined, failed, or not run)
+    are left out."""
+    found = {}
+    for name, chunker in corpus["chunkers"].items():
+        hope = (chunker.get("hope") or {}).get(profile) or {}
+        if hope.get("status") == "ok" and "items" in hope:
+            found[name] = hope
+    return found
 
 
 def load_items_records(paths: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -19,6 +19,7 @@ from sampling_stats import (
     hope_of,
     replay_sequential,
     requests_for,
+    scored_chunkings,
     standard_error,
 )
 
@@ -71,3 +72,18 @@ def test_replaying_with_epsilon_zero_draws_every_item_and_agrees_with_the_full_r
     assert replay["b"]["items"]["information_preservation"] == B["information_preservation"]
     low, high = replay["a"]["record"]["intervals"]["hope"]
     assert low == pytest.approx(hope_of(A)) == pytest.approx(high)
+
+
+def test_only_chunkings_scored_with_their_items_are_read_from_a_record():
+    corpus = {
+        "chunkers": {
+            "kept": {"hope": {"paper": {"status": "ok", "items": A}}},
+            "undefined": {"hope": {"paper": {"status": "undefined", "reason": "no passage"}}},
+            "no_items": {"hope": {"paper": {"status": "ok"}}},
+            "other_profile": {"hope": {"robust": {"status": "ok", "items": B}}},
+            "not_run": {"hope": None},
+        }
+    }
+    assert list(scored_chunkings(corpus, "paper")) == ["kept"]
+    assert scored_chunkings(corpus, "paper")["kept"]["items"] is A
+    assert list(scored_chunkings(corpus, "robust")) == ["other_profile"]
