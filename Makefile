@@ -141,15 +141,16 @@ bench-probe: setup
 # drawn from those items: standard error, tau and significant pairs against LLM requests
 # (bench/results/precision.json). bench-sequential: the sequential stopping rule against the full
 # run, on the simulated paper workload and replayed on those items (bench/results/sequential.json).
-# chatlogs and state_of_the_union by default (the committed record): on 2 cores each corpus takes
-# 30-60 minutes of SmolLM2 at 16 x 16; more with PRECISION_CORPORA=...,wikitexts,pubmed. A corpus
-# scored in a run of its own (PRECISION_CORPORA=wikitexts
-# PRECISION_ITEMS=bench/results/precision_items_wikitexts.json) pools with the others in
-# bench-precision and bench-sequential's replay through PRECISION_SOURCES (items records of the
-# same size).
+# chatlogs and state_of_the_union by default (bench/results/precision_items.json): on 2 cores each
+# corpus takes 30-60 minutes of SmolLM2 at 16 x 16. wikitexts and pubmed were each scored in a run
+# of their own (PRECISION_CORPORA=wikitexts
+# PRECISION_ITEMS=bench/results/precision_items_wikitexts.json, and likewise pubmed); bench-precision
+# and bench-sequential's replay pool the records named in PRECISION_SOURCES (items records of the
+# same size), by default all three, as in the committed records.
 PRECISION_CORPORA ?= chatlogs,state_of_the_union
 PRECISION_ITEMS ?= bench/results/precision_items.json
-PRECISION_SOURCES ?= bench/results/precision_items.json
+PRECISION_SOURCES ?= bench/results/precision_items.json bench/results/precision_items_wikitexts.json \
+  bench/results/precision_items_pubmed.json
 bench-precision-items: setup
 	$(BIN)/python bench/bench_labelled.py --profiles paper --max-chars 120000 \
 	  --corpora $(PRECISION_CORPORA) \
