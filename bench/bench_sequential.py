@@ -316,13 +316,17 @@ def items_paths(args: argparse.Namespace) -> list[str]:
     return args.items or [DEFAULT_ITEMS_RECORD]
 
 
+def missing_items(args: argparse.Namespace) -> list[str]:
+    """The items records the replay is given that do not exist (it runs only without any)."""
+    return [path for path in items_paths(args) if not Path(path).is_file()]
+
+
 def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     from hope.core.hope_settings import load_profile
 
-    paths = items_paths(args)
-    if not all(Path(path).is_file() for path in paths):
+    if missing_items(args):
         return None
-    source, about = load_items_records(paths)
+    source, about = load_items_records(items_paths(args))
     n_questions = source["settings"]["hope_size"]["questions"]
     out: dict[str, Any] = {
         "source": {"records": about, "hope_size": source["settings"]["hope_size"]},
@@ -569,8 +573,8 @@ def main(argv: list[str] | None = None) -> int:
             if embedded is not None
             else {
                 "status": "not run",
-                "reason": f"{', '.join(items_paths(args))} not found (make bench-precision-items "
-                "writes it)",
+                "reason": f"{', '.join(missing_items(args))} not found (make "
+                "bench-precision-items writes it)",
             }
         )
     if "sample" in parts:

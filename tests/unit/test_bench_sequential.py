@@ -181,3 +181,15 @@ def test_the_replay_pools_items_records_as_the_precision_benchmark_does(tmp_path
     assert run["requests"] < 3 * 36
     assert run["decisions"]["agreement"] == 1.0
     assert replayed(parse_args(["--items", str(tmp_path / "missing.json")])) is None
+
+
+def test_a_replay_with_a_missing_items_record_names_only_that_record(tmp_path):
+    from bench_sequential import missing_items, parse_args, replayed
+
+    present = tmp_path / "present.json"
+    present.write_text("{}", encoding="utf-8")
+    absent = tmp_path / "absent.json"
+    args = parse_args(["--items", str(present), "--items", str(absent)])
+    assert missing_items(args) == [str(absent)]
+    assert replayed(args) is None
+    assert missing_items(parse_args(["--items", str(present)])) == []
