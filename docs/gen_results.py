@@ -374,9 +374,11 @@ def labelled_tables(record: dict[str, Any]) -> list[str]:
                 for c in corpora.values()
             ]
             rows.append([name, *cells, compact(pooled.get(target, {}).get(name)) or "–"])
-        out += [f"### Kendall τ with `{target}` (95 % bootstrap interval)", ""]
+        out += [f"### Kendall τ with `{target}` ({tau_interval_words(record)})", ""]
         out += table(header, rows)
-    out += passage_length_tables(corpora, record.get("pooled_passage_length") or {})
+    out += passage_length_tables(
+        corpora, record.get("pooled_passage_length") or {}, tau_interval_words(record)
+    )
     for c in corpora.values():
         c.pop("validity", None)
         c.pop("passage_length", None)
@@ -385,7 +387,9 @@ def labelled_tables(record: dict[str, Any]) -> list[str]:
     return out
 
 
-def passage_length_tables(corpora: dict[str, Any], pooled: dict[str, Any]) -> list[str]:
+def passage_length_tables(
+    corpora: dict[str, Any], pooled: dict[str, Any], interval: str = "95 % bootstrap interval"
+) -> list[str]:
     """τ of every score and target with the mean passage length, and each score's partial τ with
     each target given that length, per corpus and pooled (empty for a record without them)."""
     blocks = {name: c.get("passage_length") or {} for name, c in corpora.items()}
@@ -400,7 +404,7 @@ def passage_length_tables(corpora: dict[str, Any], pooled: dict[str, Any]) -> li
             for name in names
         ]
 
-    out = ["### Kendall τ with the mean passage length (95 % bootstrap interval)", ""]
+    out = [f"### Kendall τ with the mean passage length ({interval})", ""]
     out += table(header, rows(lambda b: b.get("tau_with_length") or {}))
     out += table(
         ["labelled target", *header[1:]], rows(lambda b: b.get("targets_with_length") or {})
@@ -432,6 +436,17 @@ SUB_METRICS = {
     "information_preservation": "Information preservation",
 }
 TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
+
+
+def tau_interval_words(record: dict[str, Any], plural: bool = False) -> str:
+    """What a labelled record's τ intervals are: bias-corrected where its settings say so; a
+    record made before the correction has percentile intervals, which lean toward 0."""
+    method = str((record.get("settings") or {}).get("tau_interval") or "")
+    noun = "intervals" if plural else "interval"
+    if method.startswith("bias-corrected"):
+        return f"95 % bias-corrected bootstrap {noun}"
+    lean = "they lean" if plural else "it leans"
+    return f"95 % percentile bootstrap {noun}, made before the bias correction: {lean} toward 0"
 
 
 def _with_interval(cell: dict[str, Any] | None) -> str:
@@ -535,7 +550,8 @@ def tracks_section(
     lines = [
         f"From {source} (commit `{commit}`; {len(record.get('chunkers') or [])} chunkers on "
         f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "
-        "Kendall τ with 95 % bootstrap intervals; pooled is the mean over the corpora. Every "
+        f"Kendall τ with {tau_interval_words(record, plural=True)}; "
+        "pooled is the mean over the corpora. Every "
         "score and corpus: the "
         f"[results page](results/{name}.md).",
         "",
