@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-probe bench-precision-items bench-precision bench-sequential bench-sequential-sample bench-precision-sample bench-validity bench-scale bench-passage-scale clean-cache
+.PHONY: setup browser ui test test-fast lint format docs params repro bench bench-transport bench-chunking bench-servers bench-repro bench-cpu-independence bench-labelled bench-tau-intervals bench-probe bench-precision-items bench-precision bench-sequential bench-sequential-sample bench-precision-sample bench-validity bench-scale bench-passage-scale clean-cache
 
 setup: $(STAMP)
 
@@ -126,6 +126,12 @@ BENCH_LABELLED_ARGS ?= --profiles paper,robust --max-chars 120000 --exclude sema
 	--exclude-reason "left out for time: on 2 shared cores, chunking chatlogs (40 kB, the smallest corpus) with mpnet had not finished after 5 minutes; pubmed is 12 times larger"
 bench-labelled: setup
 	$(BIN)/python bench/bench_labelled.py $(BENCH_LABELLED_ARGS)
+
+# Do the labelled benchmark's tau intervals cover the true tau? Its percentile interval against a
+# bias-corrected one, on simulated corpora built like the benchmark's (about a minute):
+# bench/results/tau_intervals.json.
+bench-tau-intervals: setup
+	$(BIN)/python bench/bench_tau_intervals.py
 
 # Label-free probe questions (hope.probe, issue 32) beside the real labelled questions on the four
 # corpora of the labelled set: Kendall tau and significant-pair agreement per writer, per corpus and

@@ -229,9 +229,6 @@ class RealSide:
             [kendall_tau(s, r) for s, r in zip(replicates, self.replicates, strict=True)],
             dtype=float,
         )
-        # Still a percentile interval, so that this code is the committed record's: moving it to
-        # the labelled benchmark's bias-corrected one (hope.labelled.agreement) means rerunning
-        # the record (about 52 minutes on 2 cores). docs/labelled.md says which has which.
         low, high = percentile_interval(taus[np.isfinite(taus)], 0.95)
         return {
             "tau": kendall_tau(scores, self.means),

@@ -39,6 +39,7 @@ from typing import Any
 
 # The HOPE page's sample-size sections live beside this script (mkdocs-gen-files runs it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_intervals
 import gen_probe
 import gen_sampling
 
@@ -70,6 +71,8 @@ ABOUT = {
     "counts, the input of its precision by sample size (`make bench-sequential-sample`).",
     "precision_sample": "HOPE's precision by sample size on the sample experiment: standard "
     "error and significant pairs against LLM requests (`make bench-precision-sample`).",
+    "tau_intervals": "Coverage of the true τ by the labelled benchmark's percentile interval "
+    "and a bias-corrected one, on simulated corpora (`make bench-tau-intervals`).",
     "sequential": "The sequential stopping rule against the full run: requests and decisions "
     "(`make bench-sequential`).",
     "paper_dry_run": "The paper-scale request count (`hope-run experiment=paper dry_run=true`).",
@@ -374,11 +377,9 @@ def labelled_tables(record: dict[str, Any]) -> list[str]:
                 for c in corpora.values()
             ]
             rows.append([name, *cells, compact(pooled.get(target, {}).get(name)) or "–"])
-        out += [f"### Kendall τ with `{target}` ({tau_interval_words(record)})", ""]
+        out += [f"### Kendall τ with `{target}` (95 % bootstrap interval)", ""]
         out += table(header, rows)
-    out += passage_length_tables(
-        corpora, record.get("pooled_passage_length") or {}, tau_interval_words(record)
-    )
+    out += passage_length_tables(corpora, record.get("pooled_passage_length") or {})
     for c in corpora.values():
         c.pop("validity", None)
         c.pop("passage_length", None)
@@ -387,9 +388,7 @@ def labelled_tables(record: dict[str, Any]) -> list[str]:
     return out
 
 
-def passage_length_tables(
-    corpora: dict[str, Any], pooled: dict[str, Any], interval: str = "95 % bootstrap interval"
-) -> list[str]:
+def passage_length_tables(corpora: dict[str, Any], pooled: dict[str, Any]) -> list[str]:
     """τ of every score and target with the mean passage length, and each score's partial τ with
     each target given that length, per corpus and pooled (empty for a record without them)."""
     blocks = {name: c.get("passage_length") or {} for name, c in corpora.items()}
@@ -404,7 +403,7 @@ def passage_length_tables(
             for name in names
         ]
 
-    out = [f"### Kendall τ with the mean passage length ({interval})", ""]
+    out = ["### Kendall τ with the mean passage length (95 % bootstrap interval)", ""]
     out += table(header, rows(lambda b: b.get("tau_with_length") or {}))
     out += table(
         ["labelled target", *header[1:]], rows(lambda b: b.get("targets_with_length") or {})
@@ -436,17 +435,6 @@ SUB_METRICS = {
     "information_preservation": "Information preservation",
 }
 TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
-
-
-def tau_interval_words(record: dict[str, Any], plural: bool = False) -> str:
-    """What a labelled record's τ intervals are: bias-corrected where its settings say so; a
-    record made before the correction has percentile intervals, which lean toward 0."""
-    method = str((record.get("settings") or {}).get("tau_interval") or "")
-    noun = "intervals" if plural else "interval"
-    if method.startswith("bias-corrected"):
-        return f"95 % bias-corrected bootstrap {noun}"
-    lean = "they lean" if plural else "it leans"
-    return f"95 % percentile bootstrap {noun}, made before the bias correction: {lean} toward 0"
 
 
 def _with_interval(cell: dict[str, Any] | None) -> str:
@@ -550,8 +538,7 @@ def tracks_section(
     lines = [
         f"From {source} (commit `{commit}`; {len(record.get('chunkers') or [])} chunkers on "
         f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "
-        f"Kendall τ with {tau_interval_words(record, plural=True)}; "
-        "pooled is the mean over the corpora. Every "
+        "Kendall τ with 95 % bootstrap intervals; pooled is the mean over the corpora. Every "
         "score and corpus: the "
         f"[results page](results/{name}.md).",
         "",
@@ -652,12 +639,25 @@ def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
 
 
 PROBE_PAGE = "probe.md"
+LABELLED_PAGE = "labelled.md"
 
 
 def probe_page(all_records: dict[str, dict[str, Any]]) -> str:
     """The probe page with the probe-against-real comparison in place of its marker line."""
     return filled_page(
         PROBE_PAGE, {gen_probe.PROBE_MARKER: gen_probe.probe_section(all_records.get("probe"))}
+    )
+
+
+def labelled_page(all_records: dict[str, dict[str, Any]]) -> str:
+    """The labelled page with the coverage of its τ intervals in place of its marker line."""
+    return filled_page(
+        LABELLED_PAGE,
+        {
+            gen_intervals.INTERVALS_MARKER: gen_intervals.intervals_section(
+                all_records.get("tau_intervals")
+            )
+        },
     )
 
 
@@ -841,6 +841,8 @@ def generate(
         out.write(tracks_page(all_records))
     with opener(PROBE_PAGE, "w") as out:
         out.write(probe_page(all_records))
+    with opener(LABELLED_PAGE, "w") as out:
+        out.write(labelled_page(all_records))
     figures = {
         gen_sampling.PRECISION_FIGURE: gen_sampling.precision_figure(all_records.get("precision")),
         gen_sampling.PRECISION_SAMPLE_FIGURE: gen_sampling.precision_sample_figure(

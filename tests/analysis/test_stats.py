@@ -11,7 +11,6 @@ from scipy import stats
 
 from hope.analysis.stats import (
     _rowwise_ranks,
-    bias_corrected_ci,
     binned_means,
     bootstrap_correlations,
     bootstrap_mean_ci,
@@ -181,34 +180,6 @@ def test_percentile_ci_ignores_nan():
     values = np.array([np.nan, *range(101)], dtype=float)
     assert percentile_ci(values) == pytest.approx((2.5, 97.5))
     assert all(math.isnan(v) for v in percentile_ci(np.array([np.nan])))
-
-
-def test_bias_corrected_ci_by_hand():
-    # Replicates 0..9, point 7: 7 below and 1 tied, share (7 + 1/2) / 10 = 0.75, z0 = Φ⁻¹(0.75)
-    # = 0.6745. At 80 %: Φ(2 z0 ∓ 1.2816) = Φ(0.0674) = 0.5269 and Φ(2.6306) = 0.9957, which
-    # numpy's linear percentiles put at positions 4.742 and 8.962 of the sorted ten.
-    low, high = bias_corrected_ci(7.0, np.arange(10.0), confidence=0.8)
-    assert (low, high) == pytest.approx((4.742, 8.962), abs=1e-3)
-    # The percentile interval of the same replicates would stop at 8.1 (position 0.9 x 9).
-    assert percentile_ci(np.arange(10.0), confidence=0.8)[1] == pytest.approx(8.1)
-
-
-def test_bias_corrected_ci_is_the_percentile_interval_when_the_point_is_the_median():
-    values = np.array([np.nan, *range(101)], dtype=float)  # NaN ignored, as by percentile_ci
-    assert bias_corrected_ci(50.0, values) == pytest.approx(percentile_ci(values))
-
-
-def test_bias_corrected_ci_with_every_replicate_on_one_side():
-    # Point 0 below all of 1, 2, 3, 4: the share 0 is clipped to 1 / (2 x 4) = 0.125, z0 =
-    # -1.1503; Φ(2 z0 ∓ 1.96) = Φ(-4.2607) = 1.0e-5 and Φ(-0.3407) = 0.3667, positions 0.00003
-    # and 1.1000: the interval sits at the replicates' lower end and misses the point.
-    low, high = bias_corrected_ci(0.0, [1.0, 2.0, 3.0, 4.0])
-    assert (low, high) == pytest.approx((1.0, 2.1), abs=1e-4)
-
-
-def test_bias_corrected_ci_without_a_point_or_replicates():
-    assert all(math.isnan(v) for v in bias_corrected_ci(math.nan, [1.0, 2.0]))
-    assert all(math.isnan(v) for v in bias_corrected_ci(1.0, [math.nan]))
 
 
 def test_binned_means_and_gain_by_hand():

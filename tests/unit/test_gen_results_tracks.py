@@ -119,24 +119,8 @@ def test_the_section_is_read_off_the_intervals(tmp_path):
     assert "the partial τ is undefined on IoU@k (tau = 1)." in section
     assert "it prefers shorter passages" in section  # information preservation
     # The results page carries the tables per corpus and pooled.
+    assert "### Kendall τ with the mean passage length (95 % bootstrap interval)" in results
     assert "### Partial τ with `recall` given the mean passage length" in results
-    # A record without the setting was made before the bias correction, and says so.
-    assert "Kendall τ with 95 % percentile bootstrap intervals, made before the bias " in section
-    assert (
-        "### Kendall τ with the mean passage length (95 % percentile bootstrap interval, made "
-        "before the bias correction: it leans toward 0)"
-    ) in results
-
-
-def test_a_bias_corrected_record_names_its_intervals(tmp_path):
-    labelled = record(with_analysis=True)
-    labelled["settings"]["tau_interval"] = "bias-corrected percentile (...)"
-    page, results = hope_page(tmp_path, {"labelled": labelled})
-    assert "Kendall τ with 95 % bias-corrected bootstrap intervals; pooled is" in page
-    assert (
-        "### Kendall τ with the mean passage length (95 % bias-corrected bootstrap interval)"
-    ) in results
-    assert "leans toward 0" not in results
 
 
 def test_a_record_without_the_analysis_says_the_figures_are_owed(tmp_path):

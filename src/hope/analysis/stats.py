@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -125,48 +124,6 @@ def percentile_ci(
     alpha = (1.0 - confidence) / 2.0
     low, high = np.percentile(finite, [100 * alpha, 100 * (1 - alpha)])
     return float(low), float(high)
-
-
-def bias_corrected_ci(
-    point: float,
-    replicates: Sequence[float] | np.ndarray,
-    confidence: float = DEFAULT_CONFIDENCE,
-) -> tuple[float, float]:
-    """Bias-corrected percentile interval (BC; Efron 1981, Efron and Tibshirani 1993 §14.3 with
-    no acceleration) of the statistic ``point`` from its bootstrap ``replicates`` (the finite
-    ones). NaN, NaN when the point or every replicate is undefined.
-
-    Why not the plain percentile interval: a replicate of a rank correlation between two noisy
-    columns re-draws both columns, and each re-draw adds noise that pulls the replicate toward 0,
-    so the replicates sit on the 0 side of the point and a percentile interval can miss its own
-    estimate. BC measures that shift as ``z0``, the normal quantile of the share of replicates
-    below the point (ties count half, as a discrete statistic like τ has many), and moves both
-    percentiles by it: ``Φ(2 z0 + z_{α/2})`` and ``Φ(2 z0 + z_{1−α/2})``. With ``z0 = 0`` it is
-    the percentile interval. Its two percentiles bracket the point's own share of the replicates
-    whenever ``|z0| ≤ z_{1−α/2}``; with nearly every replicate on one side they cannot, and the
-    interval lies at the replicates' end and may miss the point (a share of 0 or 1 is clipped to
-    half a replicate from it, so that z0 stays finite).
-    """
-    values = np.asarray(replicates, dtype=float)
-    finite = values[np.isfinite(values)]
-    if finite.size == 0 or not math.isfinite(point):
-        return math.nan, math.nan
-    z0 = _bias_z0(point, finite)
-    normal = NormalDist()
-    alpha = (1.0 - confidence) / 2.0
-    low_q = normal.cdf(2 * z0 + normal.inv_cdf(alpha))
-    high_q = normal.cdf(2 * z0 + normal.inv_cdf(1 - alpha))
-    low, high = np.percentile(finite, [100 * low_q, 100 * high_q])
-    return float(low), float(high)
-
-
-def _bias_z0(point: float, finite: np.ndarray) -> float:
-    """Normal quantile of the mid-rank share of ``finite`` below ``point``, the share clipped to
-    [1/(2n), 1 − 1/(2n)] so that it stays finite."""
-    n = finite.size
-    below = float(np.sum(finite < point)) + 0.5 * float(np.sum(finite == point))
-    share = min(max(below / n, 0.5 / n), 1 - 0.5 / n)
-    return NormalDist().inv_cdf(share)
 
 
 def _is_constant(values: np.ndarray) -> bool:

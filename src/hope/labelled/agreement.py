@@ -14,9 +14,7 @@ from itertools import combinations
 
 import numpy as np
 
-# One percentile interval for the whole package (bench/bench_labelled.py imports it from here),
-# and the bias-corrected one for a τ, whose replicates lean toward 0 (hope.analysis.stats).
-from hope.analysis.stats import bias_corrected_ci as bias_corrected_interval  # noqa: F401
+# One percentile interval for the whole package (bench/bench_labelled.py imports it from here).
 from hope.analysis.stats import percentile_ci as percentile_interval  # noqa: F401
 
 

@@ -30,7 +30,7 @@ from hope.chunking import document_bleu, load_chunker
 from hope.core.chunk_cache import cached_chunks
 from hope.core.response_cache import ResponseCache
 from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
-from hope.labelled.convergent import HOPE_METRICS, TAU_INTERVAL, finite_or_none
+from hope.labelled.convergent import HOPE_METRICS, finite_or_none
 from hope.labelled.labelled_files import read_questions
 from hope.labelled.labelled_inputs import ChunkPassage
 
@@ -336,7 +336,6 @@ def run_benchmark(
                 "passages and IP segments within each chunking; passages for size compliance, "
                 "cohesion and coherence; BLEU and the passage count fixed"
             ),
-            "tau_interval": TAU_INTERVAL,
             "pooled": "mean of the per-corpus tau (and of each bootstrap replicate's)",
             "passage_length": (
                 "tau-b of every score and target with each chunking's mean passage length in "

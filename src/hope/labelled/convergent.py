@@ -2,9 +2,7 @@
 
 Per corpus: Kendall τ between each label-free score (BLEU, the cheap baselines, HOPE and its
 sub-metrics per profile) and each labelled target (budget recall, recall@k, IoU@k) across the
-chunkers, with a bias-corrected bootstrap interval (``hope.analysis.stats.bias_corrected_ci``:
-each replicate re-draws both columns, which pulls it toward 0, and a plain percentile interval
-can then miss its own estimate), and pairwise agreement over the chunker pairs whose labelled
+chunkers, with a bootstrap interval, and pairwise agreement over the chunker pairs whose labelled
 difference is significant (paired bootstrap over questions). Pooled: the mean of the per-corpus τ,
 replicate by replicate.
 
@@ -33,23 +31,13 @@ import numpy as np
 
 from hope.baselines import CARDS
 from hope.core.metrics import equations
-from hope.labelled.agreement import (
-    all_pairs,
-    bias_corrected_interval,
-    kendall_tau,
-    pairwise_agreement,
-)
+from hope.labelled.agreement import all_pairs, kendall_tau, pairwise_agreement, percentile_interval
 from hope.labelled.bootstrap import paired_difference, resample_indices
 from hope.labelled.passage_length import corpus_passage_length, pooled_passage_length
 
 TARGETS = ("budget_recall", "recall", "iou")
 HOPE_METRICS = ("hope", "concept_unity", "semantic_independence", "information_preservation")
 MIN_CHUNKERS = 3
-# How every τ interval here is built (the records' settings name it, and the docs read it there).
-TAU_INTERVAL = (
-    "bias-corrected percentile (hope.analysis.stats.bias_corrected_ci): z0 from the mid-rank "
-    "share of replicates below the estimate"
-)
 
 
 def finite_or_none(value: Any) -> Any:
@@ -203,7 +191,7 @@ def corpus_validity(
             )
             draws.tau[f"{target}|{name}"] = tau
             draws.tau_reps[f"{target}|{name}"] = reps
-            low, high = bias_corrected_interval(tau, reps)
+            low, high = percentile_interval(reps)
             cells[name] = {
                 "tau": finite_or_none(tau),
                 "low": finite_or_none(low),
@@ -275,10 +263,9 @@ def analyse(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN replicate has no mean
             reps = np.nanmean(stacked, axis=0)
-        tau = float(np.nanmean(points)) if np.isfinite(points).any() else math.nan
-        low, high = bias_corrected_interval(tau, reps)
+        low, high = percentile_interval(reps)
         summary.setdefault(target, {})[name] = {
-            "tau": finite_or_none(tau),
+            "tau": float(np.nanmean(points)) if np.isfinite(points).any() else None,
             "low": finite_or_none(low),
             "high": finite_or_none(high),
             "corpora": [c for c, v in zip(slot["corpora"], points, strict=True) if np.isfinite(v)],

@@ -13,8 +13,7 @@ not). Per corpus, across the chunkers:
   the chunkers the score has a value for (HOPE is undefined for a chunking whose only focus
   passage failed), so τ_yz may differ from score to score.
 
-Intervals are bias-corrected percentile intervals (``hope.analysis.stats.bias_corrected_ci``)
-over the same bootstrap replicates as the convergent τ
+Intervals are percentile intervals over the same bootstrap replicates as the convergent τ
 (``hope.labelled.convergent``): in replicate b, τ_xy is that replicate's convergent τ, τ_xz the τ
 of the score's replicate with length, τ_yz the τ of the labelled target's replicate with length.
 The mean passage length is a property of the chunking and is not resampled. A replicate where the
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from hope.labelled.agreement import bias_corrected_interval, kendall_tau
+from hope.labelled.agreement import kendall_tau, percentile_interval
 
 # |τ| this close to 1 counts as 1: scipy's τ-b of a perfect order can miss 1 by a rounding error.
 DEGENERATE_TOLERANCE = 1e-12
@@ -87,7 +86,7 @@ def where_scored(
 
 
 def interval_cell(point: float, replicates: np.ndarray) -> dict[str, Any]:
-    low, high = bias_corrected_interval(point, replicates)
+    low, high = percentile_interval(replicates)
     finite = math.isfinite(point)
     return {
         "tau": point if finite else None,
