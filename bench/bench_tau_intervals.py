@@ -197,7 +197,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--se-ratios",
-        default="0.25,0.5,1.0,2.0",
+        default="0.25,0.5,1.0,2.0,4.0",
         help="a chunker mean's standard error in units of the gap between means",
     )
     parser.add_argument(

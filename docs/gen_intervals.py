@@ -1,13 +1,16 @@
 """The labelled page's section on whether the τ intervals cover the true τ, generated from
 ``bench/results/tau_intervals.json`` by ``gen_results.py``: per simulated cell, the coverage of
 the benchmark's percentile interval and of a bias-corrected one, with their Wilson intervals, and
-one sentence read off the cells. A missing record gives a "Figures owed" note.
+one sentence read off the cells; then, from ``bench/results/labelled.json``, the noise ratio of
+each real corpus's labelled targets, so that a reader knows which rows apply. A missing record
+gives a "Figures owed" note.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from gen_sampling import _commit, _owed, _table
 
 INTERVALS_MARKER = "<!-- gen_results: coverage of the tau intervals -->"
@@ -25,7 +28,9 @@ def _below(cells: list[dict[str, Any]], method: str, nominal: float) -> list[dic
     return [c for c in cells if (c[method].get("coverage_wilson_95") or [1, 1])[1] < nominal]
 
 
-def intervals_section(record: dict[str, Any] | None) -> list[str]:
+def intervals_section(
+    record: dict[str, Any] | None, labelled: dict[str, Any] | None = None
+) -> list[str]:
     if not record:
         return _owed("tau_intervals", "make bench-tau-intervals")
     settings = record.get("settings") or {}
@@ -69,7 +74,53 @@ def intervals_section(record: dict[str, Any] | None) -> list[str]:
         + "".join(f" {_worst(cells, m)}" for m in METHODS),
         "",
     ]
-    return lines
+    return lines + noise_ratio_lines(labelled)
+
+
+TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
+
+
+def noise_ratio(per_chunker: list[list[float]]) -> float | None:
+    """A labelled target's noise ratio in the simulation's terms, from its per-question values
+    (chunkers x questions): the median standard error of a chunker's mean once each question's
+    mean over the chunkers is taken out (the share every chunker has, which moves no τ), scaled
+    by sqrt(k / (k - 1)) for what that removal takes from each chunker's own noise, over the
+    median gap between neighbouring chunker means. None below 3 chunkers or 2 questions."""
+    values = np.array(per_chunker, dtype=float)
+    if values.ndim != 2 or values.shape[0] < 3:
+        return None
+    values = values[:, np.isfinite(values).all(axis=0)]
+    k, n = values.shape
+    if n < 2:
+        return None
+    residuals = values - values.mean(axis=0, keepdims=True)
+    se = residuals.std(axis=1, ddof=1) / np.sqrt(n) * np.sqrt(k / (k - 1))
+    gap = float(np.median(np.diff(np.sort(values.mean(axis=1)))))
+    return float(np.median(se)) / gap if gap > 0 else None
+
+
+def noise_ratio_lines(labelled: dict[str, Any] | None) -> list[str]:
+    """Each labelled corpus's noise ratio per target (rows: corpora), from the labelled record."""
+    corpora = (labelled or {}).get("corpora") or {}
+    rows = []
+    for corpus, entry in corpora.items():
+        chunkers = [c for c in (entry.get("chunkers") or {}).values() if c.get("per_question")]
+        ratios = [
+            noise_ratio([c["per_question"].get(t) or [] for c in chunkers]) for t in TARGET_WORDS
+        ]
+        rows.append([corpus, *("–" if r is None else f"{r:.2f}" for r in ratios)])
+    if not rows:
+        return []
+    return [
+        f"Which rows apply: the noise ratio of the labelled targets on each corpus of "
+        f"`bench/results/labelled.json` (commit `{_commit(labelled)}`), in the simulation's "
+        "terms: the median standard error of a chunker's mean, with each question's mean over "
+        "the chunkers taken out, over the median gap between neighbouring chunker means. The "
+        "label-free side has its own noise, which the benchmark's one focus passage per "
+        "chunking cannot measure.",
+        "",
+        *_table(["corpus", *TARGET_WORDS.values()], rows),
+    ]
 
 
 def _worst(cells: list[dict[str, Any]], method: str) -> str:

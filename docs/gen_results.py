@@ -655,7 +655,7 @@ def labelled_page(all_records: dict[str, dict[str, Any]]) -> str:
         LABELLED_PAGE,
         {
             gen_intervals.INTERVALS_MARKER: gen_intervals.intervals_section(
-                all_records.get("tau_intervals")
+                all_records.get("tau_intervals"), all_records.get("labelled")
             )
         },
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs"))
 from gen_intervals import INTERVALS_MARKER, intervals_section  # noqa: E402
@@ -59,6 +61,28 @@ def test_the_section_counts_the_rows_that_fall_short_and_names_the_worst():
         "The percentile interval's lowest coverage is 0.640, at true τ +0.71 and se ratio 2" in text
     )
     assert "The bias-corrected interval's lowest coverage is 0.730" in text
+
+
+def test_the_noise_ratio_of_a_labelled_target_by_hand():
+    from gen_intervals import noise_ratio, noise_ratio_lines
+
+    # Three chunkers, four questions; every question's mean over the chunkers is 2. Residuals:
+    # a -2, 0, -2, 0 (sd 1.1547), b 0 (sd 0), c +2, 0, +2, 0 (sd 1.1547); standard errors
+    # 0.5774, 0 and 0.5774, times sqrt(3 / 2): 0.7071, 0, 0.7071, median 0.7071. Means 1, 2, 3:
+    # gaps 1 and 1. Ratio 0.7071.
+    a, b, c = [0.0, 2.0, 0.0, 2.0], [2.0, 2.0, 2.0, 2.0], [4.0, 2.0, 4.0, 2.0]
+    assert noise_ratio([a, b, c]) == pytest.approx(0.7071, abs=1e-4)
+    assert noise_ratio([a, b]) is None  # fewer than 3 chunkers
+    chunkers = {
+        name: {"per_question": {"recall": v}} for name, v in zip("abc", (a, b, c), strict=True)
+    }
+    labelled = {
+        "provenance": {"commit": "abcdef0123456"},
+        "corpora": {"one": {"chunkers": chunkers}},
+    }
+    text = "\n".join(noise_ratio_lines(labelled))
+    assert "(commit `abcdef0123`)" in text
+    assert "| one | – | 0.71 | – |" in text  # no budget recall or IoU values: no ratio
 
 
 def test_a_tie_and_a_missing_record():
