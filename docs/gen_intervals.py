@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gen_sampling import _commit, _owed, _table
+from gen_sampling import TARGET_WORDS, _commit, _owed, _table
 
 INTERVALS_MARKER = "<!-- gen_results: coverage of the tau intervals -->"
 METHODS = {"percentile": "percentile (the benchmark's)", "bias_corrected": "bias-corrected"}
@@ -75,9 +75,6 @@ def intervals_section(
         "",
     ]
     return lines + noise_ratio_lines(labelled)
-
-
-TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
 
 
 def noise_ratio(per_chunker: list[list[float]]) -> float | None:

@@ -434,7 +434,7 @@ SUB_METRICS = {
     "semantic_independence": "Semantic independence",
     "information_preservation": "Information preservation",
 }
-TARGET_WORDS = {"budget_recall": "budget recall", "recall": "recall@k", "iou": "IoU@k"}
+TARGET_WORDS = gen_sampling.TARGET_WORDS  # one set of target names for every page
 
 
 def _with_interval(cell: dict[str, Any] | None) -> str:
