@@ -349,6 +349,62 @@ def _populations(runs: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
+    """One sentence on a workload's ε values taken together: the fewest requests that reach the
+    agreement target, and the best agreement within the request target (the two targets meet
+    only if one ε reaches both)."""
+    want_agreement = targets.get("agreement")
+    want_share = targets.get("request_share")
+    rows = [
+        (float(run["request_share"]), float(run["decisions"]["agreement"]), epsilon, run)
+        for epsilon, run in runs.items()
+        if run.get("request_share") is not None
+        and (run.get("decisions") or {}).get("agreement") is not None
+    ]
+    if not rows or want_agreement is None or want_share is None:
+        return ""
+    if all((run["decisions"].get("reference_significant") or 0) == 0 for *_, run in rows):
+        return (
+            "Across ε: the full run separates no pair, so every ε agrees; the request target "
+            + (
+                "is met at ε "
+                + ", ".join(e for share, _a, e, _r in rows if share <= want_share)
+                + "."
+                if any(share <= want_share for share, *_ in rows)
+                else f"is missed at every ε (fewest: {min(r[0] for r in rows):.0%})."
+            )
+        )
+    reaching = [r for r in rows if r[1] >= want_agreement]
+    within = [r for r in rows if r[0] <= want_share]
+    if reaching:
+        share, agree, epsilon, _ = min(reaching, key=lambda r: (r[0], -r[1]))
+        first = (
+            f"agreement ≥ {want_agreement:.0%} needs {share:.0%} of the requests at the least "
+            f"(ε {epsilon}: {agree:.1%})"
+        )
+    else:
+        share, agree, epsilon, _ = max(rows, key=lambda r: (r[1], -r[0]))
+        first = (
+            f"no ε reaches agreement ≥ {want_agreement:.0%} (best {agree:.1%} at ε {epsilon}, "
+            f"{share:.0%} of the requests)"
+        )
+    if within:
+        share, agree, epsilon, _ = max(within, key=lambda r: (r[1], -r[0]))
+        second = (
+            f"within {want_share:.0%} of the requests the best agreement is {agree:.1%} "
+            f"(ε {epsilon}: {share:.0%})"
+        )
+    else:
+        share, agree, epsilon, _ = min(rows, key=lambda r: (r[0], -r[1]))
+        second = (
+            f"no ε stays within {want_share:.0%} of the requests (fewest {share:.0%} at ε "
+            f"{epsilon}, agreement {agree:.1%})"
+        )
+    both = any(r[0] <= want_share and r[1] >= want_agreement for r in rows)
+    verdict = "both targets are met at one ε" if both else "no ε meets both targets"
+    return f"Across ε: {first}; {second}; {verdict}."
+
+
 def sequential_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return _owed("sequential", "make bench-sequential")
@@ -394,6 +450,8 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         at = f"; commit `{measured[:7]}`" if measured else ""
         lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests{at})", ""]
         lines += _table(header, _run_rows(block["runs"]))
+        if frontier := sequential_frontier(block["runs"], targets):
+            lines += [frontier, ""]
         sizes = _populations(block["runs"])
         if sizes:
             lines += [f"Items per chunking, the full run's: {sizes}.", ""]
@@ -420,5 +478,6 @@ __all__ = [
     "precision_sample_figure",
     "precision_sample_section",
     "precision_section",
+    "sequential_frontier",
     "sequential_section",
 ]

@@ -16,6 +16,7 @@ from gen_sampling import (  # noqa: E402
     precision_sample_figure,
     precision_sample_section,
     precision_section,
+    sequential_frontier,
     sequential_section,
 )
 
@@ -174,6 +175,48 @@ def test_an_agreement_without_significant_pairs_says_so():
     record = {"embedded_sample": {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.2": run}}}
     text = "\n".join(sequential_section(record))
     assert "| 0.2 | 75% (missed) | 100% (met; the full run separates no pair) | 0 of 0 |" in text
+
+
+TARGETS = {"agreement": 0.95, "request_share": 0.25}
+
+
+def test_the_frontier_names_the_cheapest_epsilon_reaching_agreement_and_the_best_within_budget():
+    runs = {
+        "0.02": _sequential_run(0.75, 0.986),
+        "0.05": _sequential_run(0.50, 0.968),
+        "0.1": _sequential_run(0.42, 0.921),
+        "0.2": _sequential_run(0.24, 0.868),
+    }
+    assert sequential_frontier(runs, TARGETS) == (
+        "Across ε: agreement ≥ 95% needs 50% of the requests at the least (ε 0.05: 96.8%); "
+        "within 25% of the requests the best agreement is 86.8% (ε 0.2: 24%); "
+        "no ε meets both targets."
+    )
+
+
+def test_the_frontier_when_no_epsilon_reaches_either_target_or_one_reaches_both():
+    runs = {"0.05": _sequential_run(0.52, 0.925), "0.2": _sequential_run(0.30, 0.871)}
+    assert sequential_frontier(runs, TARGETS) == (
+        "Across ε: no ε reaches agreement ≥ 95% (best 92.5% at ε 0.05, 52% of the requests); "
+        "no ε stays within 25% of the requests (fewest 30% at ε 0.2, agreement 87.1%); "
+        "no ε meets both targets."
+    )
+    runs["0.3"] = _sequential_run(0.20, 0.96)
+    assert sequential_frontier(runs, TARGETS).endswith("both targets are met at one ε.")
+
+
+def test_the_frontier_of_a_workload_whose_full_run_separates_no_pair():
+    runs = {"0.1": _sequential_run(0.85, 1.0), "0.2": _sequential_run(0.75, 1.0)}
+    for run in runs.values():
+        run["decisions"]["reference_significant"] = 0
+    assert sequential_frontier(runs, TARGETS) == (
+        "Across ε: the full run separates no pair, so every ε agrees; the request target is "
+        "missed at every ε (fewest: 75%)."
+    )
+    runs["0.2"]["request_share"] = 0.2
+    assert sequential_frontier(runs, TARGETS).endswith("the request target is met at ε 0.2.")
+    record = {"targets": TARGETS, "embedded_sample": {"documents": ["d"], "runs": runs}}
+    assert "Across ε: the full run separates no pair" in "\n".join(sequential_section(record))
 
 
 def test_the_items_per_chunking_are_shown_from_what_the_runs_drew():
