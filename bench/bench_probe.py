@@ -122,8 +122,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--cold-timing-corpora",
         default="wikitexts",
         help="corpora on which every chunking's passages are embedded once more without any cache "
-        "(the cold half of retrieval, the same for every writer; comma-separated, '' for none): "
-        "on 2 shared cores pubmed's seven chunkings take a quarter of an hour",
+        "(the cold half of retrieval, the same for every writer; comma-separated, '' for none); "
+        "each of the --repeats embeds all seven chunkings again, so pubmed (four times "
+        "wikitexts' size) is left out by default",
     )
     parser.add_argument(
         "--llm-questions",

@@ -377,7 +377,8 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
     reaching = [r for r in rows if r[1] >= want_agreement]
     within = [r for r in rows if r[0] <= want_share]
     if reaching:
-        share, agree, epsilon, _ = min(reaching, key=lambda r: (r[0], -r[1]))
+        # the largest ε among equal shares: the loosest setting that reaches the target
+        share, agree, epsilon, _ = min(reaching, key=lambda r: (r[0], -r[1], -float(r[2])))
         first = (
             f"agreement ≥ {want_agreement:.0%} needs {share:.0%} of the requests at the least "
             f"(ε {epsilon}: {agree:.1%})"

@@ -205,6 +205,14 @@ def test_the_frontier_when_no_epsilon_reaches_either_target_or_one_reaches_both(
     assert sequential_frontier(runs, TARGETS).endswith("both targets are met at one ε.")
 
 
+def test_the_frontier_names_the_loosest_epsilon_among_equal_shares():
+    runs = {e: _sequential_run(1.0, 1.0) for e in ("0.02", "0.03", "0.05")}
+    runs["0.1"] = _sequential_run(0.875, 0.929)
+    assert sequential_frontier(runs, TARGETS).startswith(
+        "Across ε: agreement ≥ 95% needs 100% of the requests at the least (ε 0.05: 100.0%); "
+    )
+
+
 def test_the_frontier_of_a_workload_whose_full_run_separates_no_pair():
     runs = {"0.1": _sequential_run(0.85, 1.0), "0.2": _sequential_run(0.75, 1.0)}
     for run in runs.values():
