@@ -174,7 +174,7 @@ bench-sequential: setup
 # by sample size drawn from those items, up to the full run itself
 # (bench/results/precision_sample.json).
 bench-sequential-sample: setup
-	$(BIN)/python bench/bench_sequential.py --parts sample --epsilons 0.05,0.1,0.2 \
+	$(BIN)/python bench/bench_sequential.py --parts sample \
 	  --work-dir .cache/hope/sequential-sample \
 	  --items-output bench/results/precision_items_sample.json $(ARGS)
 bench-precision-sample: setup

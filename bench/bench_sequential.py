@@ -74,7 +74,7 @@ ALL_PARTS = {"simulated", "replayed", "sample"}
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=10, help="mirror documents (simulated)")
-    parser.add_argument("--epsilons", default="0.05,0.1")
+    parser.add_argument("--epsilons", default="0.02,0.03,0.05,0.1,0.2")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--round-focus-passages", type=int, default=8)
     parser.add_argument("--round-segments", type=int, default=4)
