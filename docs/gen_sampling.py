@@ -374,36 +374,44 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
                 else f"is missed at every ε (fewest: {min(r[0] for r in rows):.0%})."
             )
         )
-    reaching = [r for r in rows if r[1] >= want_agreement]
-    within = [r for r in rows if r[0] <= want_share]
-    if reaching:
-        # the largest ε among equal shares: the loosest setting that reaches the target
-        share, agree, epsilon, _ = min(reaching, key=lambda r: (r[0], -r[1], -float(r[2])))
-        first = (
-            f"agreement ≥ {want_agreement:.0%} needs {share:.0%} of the requests at the least "
-            f"(ε {epsilon}: {agree:.1%})"
-        )
-    else:
-        share, agree, epsilon, _ = max(rows, key=lambda r: (r[1], -r[0]))
-        first = (
-            f"no ε reaches agreement ≥ {want_agreement:.0%} (best {agree:.1%} at ε {epsilon}, "
-            f"{share:.0%} of the requests)"
-        )
-    if within:
-        share, agree, epsilon, _ = max(within, key=lambda r: (r[1], -r[0]))
-        second = (
-            f"within {want_share:.0%} of the requests the best agreement is {agree:.1%} "
-            f"(ε {epsilon}: {share:.0%})"
-        )
-    else:
-        share, agree, epsilon, _ = min(rows, key=lambda r: (r[0], -r[1]))
-        second = (
-            f"no ε stays within {want_share:.0%} of the requests (fewest {share:.0%} at ε "
-            f"{epsilon}, agreement {agree:.1%})"
+
+    # Ties go to the loosest ε: the cheapest setting that gives the same figures.
+    def cheapest(row: tuple) -> tuple:
+        return (row[0], -row[1], -float(row[2]))
+
+    def best(row: tuple) -> tuple:
+        return (-row[1], row[0], -float(row[2]))
+
+    # Per target: the row chosen among those meeting it (else among all), and its sentence.
+    targets_rows = (
+        (
+            lambda r: r[1] >= want_agreement,
+            (cheapest, best),
+            "agreement ≥ {agreement:.0%} needs {s:.0%} of the requests at the least "
+            "(ε {e}: {a:.1%})",
+            "no ε reaches agreement ≥ {agreement:.0%} (best {a:.1%} at ε {e}, {s:.0%} of the "
+            "requests)",
+        ),
+        (
+            lambda r: r[0] <= want_share,
+            (best, cheapest),
+            "within {share:.0%} of the requests the best agreement is {a:.1%} (ε {e}: {s:.0%})",
+            "no ε stays within {share:.0%} of the requests (fewest {s:.0%} at ε {e}, "
+            "agreement {a:.1%})",
+        ),
+    )
+    sentences = []
+    for fits, (among_met, among_all), met, missed in targets_rows:
+        chosen = [r for r in rows if fits(r)]
+        s, a, e, _ = min(chosen or rows, key=among_met if chosen else among_all)
+        sentences.append(
+            (met if chosen else missed).format(
+                agreement=want_agreement, share=want_share, s=s, a=a, e=e
+            )
         )
     both = any(r[0] <= want_share and r[1] >= want_agreement for r in rows)
     verdict = "both targets are met at one ε" if both else "no ε meets both targets"
-    return f"Across ε: {first}; {second}; {verdict}."
+    return f"Across ε: {sentences[0]}; {sentences[1]}; {verdict}."
 
 
 def sequential_section(record: dict[str, Any] | None) -> list[str]:
