@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import harness
+from hope.core.hope_settings import SamplingSettings
 from hope.core.io import write_json_atomic
 from sampling_stats import (
     DEFAULT_ITEMS_RECORD,
@@ -74,17 +75,21 @@ ALL_PARTS = {"simulated", "replayed", "sample"}
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=10, help="mirror documents (simulated)")
-    parser.add_argument("--epsilons", default="0.02,0.03,0.05,0.1,0.2")
+    parser.add_argument("--epsilons", default="0.02,0.03,0.05,0.1,0.15,0.2")
     parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--round-focus-passages", type=int, default=8)
-    parser.add_argument("--round-segments", type=int, default=4)
+    # Round sizes default to the profiles' (every segment in the first round), except the replay's
+    # focus passages: its populations are 16 items, not a whole chunking.
+    defaults = SamplingSettings()
+    parser.add_argument("--round-focus-passages", type=int, default=defaults.round_focus_passages)
+    parser.add_argument("--round-segments", type=int, default=defaults.round_segments)
     parser.add_argument(
         "--replay-round-focus-passages",
         type=int,
         default=2,
-        help="rounds of the replay: its populations are 16 items, not a whole chunking",
+        help="rounds of the replay and of the sample experiment: their populations are 5-16 "
+        "focus passages, not a whole chunking",
     )
-    parser.add_argument("--replay-round-segments", type=int, default=2)
+    parser.add_argument("--replay-round-segments", type=int, default=defaults.round_segments)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--parallel-pairs", type=int, default=8)
     parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")

@@ -45,6 +45,18 @@ def test_paper_profile_records_no_sampling_and_keeps_its_settings_bytes():
     assert result.sampling is None and "sampling" not in result.to_dict()
 
 
+def test_the_profiles_first_round_draws_every_segment_of_the_papers_20_and_8_focus_passages():
+    for profile in ("paper", "reference", "robust"):
+        s = load_profile(profile, progress=False)
+        assert s.sampling.round_focus_passages == 8
+        assert s.sampling.round_segments == s.information_preservation.n_segments == 20
+    state = SequentialState(settings(), list(range(30)), [f"segment {i}" for i in range(20)])
+    focus, segments = state.next_round()
+    assert focus == list(range(8)) and len(segments) == 20
+    focus, segments = state.next_round()
+    assert focus == list(range(8, 16)) and segments == []
+
+
 def test_epsilon_zero_draws_every_item_and_gives_the_full_runs_scores_and_requests():
     full, full_client = evaluate(settings(mode="all"))
     seq, seq_client = evaluate(settings(epsilon=0.0, round_focus_passages=4, round_segments=3))
