@@ -101,6 +101,27 @@ def test_the_draw_order_is_seeded_and_every_round_nests_in_the_next():
     assert draw_order(list(range(10)), 0, "x") != draw_order(list(range(10)), 1, "x")
 
 
+def test_another_order_seed_draws_other_items_with_the_answers_of_the_run_seed():
+    def drawn(result):
+        return {
+            p["index"]: (p["concept_unity"]["score"], p["semantic_independence"]["score"])
+            for p in result.passages
+            if p["concept_unity"]["status"] == "ok"
+        }
+
+    full = drawn(evaluate(settings(mode="all"))[0])
+    default = evaluate(settings(epsilon=1.0, round_focus_passages=3))[0]
+    own_seed = evaluate(settings(epsilon=1.0, round_focus_passages=3, order_seed=0))[0]
+    other = evaluate(settings(epsilon=1.0, round_focus_passages=3, order_seed=7))[0]
+    # None is the run's seed (0 here): the same draw, record for record
+    assert default.to_dict()["sampling"] == own_seed.to_dict()["sampling"]
+    assert set(drawn(other)) != set(drawn(default))
+    # every item drawn under either order scores what the full run gave it
+    for result in (default, other):
+        assert drawn(result) == {i: full[i] for i in drawn(result)}
+    assert other.sampling["drawn"] == default.sampling["drawn"]
+
+
 def test_settings_that_break_hopes_interval_are_refused_by_name():
     with pytest.raises(ConfigError, match=r"sampling\.mode sequential needs"):
         load_profile("reference", sampling={"mode": "sequential"})

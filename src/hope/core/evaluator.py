@@ -254,10 +254,13 @@ class HopeEvaluator:
                 return tuple(await asyncio.gather(cu_task, si_task, ip_task))
 
             if settings.sampling.mode == "sequential":
+                order_seed = settings.sampling.order_seed
+                if order_seed is None:
+                    order_seed = settings.seed
                 state = SequentialState(
                     settings,
-                    draw_order(focus, settings.seed, "focus", passages_digest(passages)),
-                    draw_order(segments, settings.seed, "segments", text_digest(document)),
+                    draw_order(focus, order_seed, "focus", passages_digest(passages)),
+                    draw_order(segments, order_seed, "segments", text_digest(document)),
                 )
                 board = board or RoundBoard([member])
                 cu_ev, si_ev, ip_ev, focus, segments = await _sample_in_rounds(

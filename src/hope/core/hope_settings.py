@@ -142,6 +142,13 @@ class SamplingSettings(_Settings):
         "passage costs 2 + 2 x questions, and the segments' right/wrong scores carry most of "
         "HOPE's spread, so an exact information preservation lets the focus passages stop sooner",
     )
+    order_seed: int | None = Field(
+        default=None,
+        description="seed of the draw order (None: the run's seed). Another value draws other "
+        "items in another order while every item keeps its answers (they come from the run's "
+        "seed): repeating a sequential run over several order seeds shows how much where it "
+        "stopped, and what it decided, depends on which items happened to be drawn",
+    )
 
 
 class HopeSettings(_Settings):
