@@ -26,6 +26,13 @@ Three workloads:
   its seed, so a sequential run asks a subset of the full run's requests). The second full run with
   another seed is not made here (it would double the hours).
 
+Draw orders (``--orders``): each sequential run is repeated with ``hope.sampling.order_seed`` 0, 1,
+..., every item keeping its answers (the run's seed is 0, so order seed 0 is the default draw).
+A stop depends on which items happened to be drawn first, so one draw is one sample of the rule:
+each ε keeps the default draw's figures in full and, under ``orders``, every order's summary and
+the median and spread of its request share and agreement. The targets are judged on the medians,
+and the record says how many orders meet both.
+
 Decisions: for every pair of chunkings of a document, ``sampling_stats.compare`` (a t test of the
 HOPE difference at 95 %) on the items each run scored; agreement is the share of pairs where the
 sequential run's decision (higher, lower or undecided) is the full run's. Also recorded: the
@@ -90,6 +97,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "focus passages, not a whole chunking",
     )
     parser.add_argument("--replay-round-segments", type=int, default=defaults.round_segments)
+    parser.add_argument(
+        "--orders",
+        type=int,
+        default=5,
+        help="draw orders per epsilon (hope.sampling.order_seed 0..N-1; 0 is the default draw)",
+    )
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--parallel-pairs", type=int, default=8)
     parser.add_argument("--work-dir", default=None, help="where the mirror is prepared")
@@ -116,8 +129,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def sampling(args: argparse.Namespace, epsilon: float, replay: bool = False) -> dict[str, Any]:
+def sampling(
+    args: argparse.Namespace, epsilon: float, replay: bool = False, order_seed: int | None = None
+) -> dict[str, Any]:
     return {
+        **({} if order_seed is None else {"order_seed": order_seed}),
         "mode": "sequential",
         "alpha": args.alpha,
         "epsilon": epsilon,
@@ -167,6 +183,48 @@ def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) 
             "request_share": share is not None and share <= TARGETS["request_share"],
         },
     }
+
+
+# What each draw order keeps of its run (the default order keeps everything).
+ORDER_SUMMARY = (
+    "requests",
+    "request_share",
+    "decisions",
+    "rule_decided",
+    "rule_decided_contradicted",
+    "stopped",
+    "targets_met",
+)
+
+
+def over_orders(orders: int, measure) -> dict[str, Any]:
+    """One ε's runs for draw orders 0..``orders``-1 (``measure(order_seed)``, a run's summary):
+    the default order's (0's) run in full, and under ``orders`` each order's summary, the median
+    and spread of request share and agreement, the targets judged on those medians and how many
+    orders meet both."""
+    if orders < 1:
+        raise SystemExit(f"--orders must be at least 1, got {orders}")
+    found = [(seed, measure(seed)) for seed in range(orders)]
+    shares = [run["request_share"] for _, run in found]
+    agreements = [run["decisions"]["agreement"] for _, run in found]
+    block: dict[str, Any] = {
+        "order_seeds": [seed for seed, _ in found],
+        "request_share": harness.spread(shares),
+        "agreement": harness.spread([a for a in agreements if a is not None])
+        if any(a is not None for a in agreements)
+        else None,
+        "both_met": sum(all(run["targets_met"].values()) for _, run in found),
+        "runs": [
+            {"order_seed": seed, **{key: run.get(key) for key in ORDER_SUMMARY}}
+            for seed, run in found
+        ],
+    }
+    block["targets_met"] = {
+        "request_share": block["request_share"]["median"] <= TARGETS["request_share"],
+        "agreement": block["agreement"] is not None
+        and block["agreement"]["median"] >= TARGETS["agreement"],
+    }
+    return {**found[0][1], "orders": block}
 
 
 def chunked_pairs(cache, documents, chunker_list):
@@ -298,18 +356,26 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
             ),
         }
         for epsilon in [float(e) for e in args.epsilons.split(",")]:
-            print(f"simulated: sequential, epsilon {epsilon}", file=sys.stderr)
-            cfg = sampling(args, epsilon)
-            seq, seq_usage = score_all(
-                base_url, documents, chunker_list, work / f"seq-{epsilon}.sqlite", args, cfg
-            )
-            per_doc = per_document(seq, full, full_decisions)
+
+            def measure(order_seed: int, epsilon: float = epsilon) -> dict[str, Any]:
+                print(
+                    f"simulated: sequential, epsilon {epsilon}, order {order_seed}",
+                    file=sys.stderr,
+                )
+                cfg = sampling(args, epsilon, order_seed=order_seed)
+                cache = work / f"seq-{epsilon}-order{order_seed}.sqlite"
+                seq, seq_usage = score_all(base_url, documents, chunker_list, cache, args, cfg)
+                per_doc = per_document(seq, full, full_decisions)
+                return {
+                    "wall_s": seq_usage["wall_s"],
+                    "failures": seq_usage["failures"],
+                    **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
+                    "documents": per_doc,
+                }
+
             out["runs"][str(epsilon)] = {
-                "sampling": cfg,
-                "wall_s": seq_usage["wall_s"],
-                "failures": seq_usage["failures"],
-                **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
-                "documents": per_doc,
+                "sampling": sampling(args, epsilon),
+                **over_orders(args.orders, measure),
             }
     return out
 
@@ -359,36 +425,48 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
     out["full"] = {"requests": full_requests}
     for epsilon in [float(e) for e in args.epsilons.split(",")]:
         settings = load_profile("paper", progress=False, sampling=sampling(args, epsilon, True))
-        requests, per_doc = 0, []
-        for name, chunkings in corpora.items():
-            replay = replay_sequential(chunkings, settings)
-            drawn = {c: r["record"]["drawn"] for c, r in replay.items()}
-            shared = len(set().union(*(r["drawn_segment_positions"] for r in replay.values())))
-            requests += requests_for(drawn, n_questions, shared)
-            found = decisions({c: r["items"] for c, r in replay.items()})
-            made, wrong = disjoint_contradicted(
-                {c: r["record"] for c, r in replay.items()},
-                {c: hope_of(i) for c, i in chunkings.items()},
+
+        def measure(order_seed: int, settings=settings) -> dict[str, Any]:
+            return replay_run(
+                corpora, settings, order_seed, full_decisions, full_requests, n_questions
             )
-            per_doc.append(
-                {
-                    "doc_id": name,
-                    "agreement": agreement(full_decisions[name], found),
-                    "stopped": {c: r["record"]["stopped"] for c, r in replay.items()},
-                    "drawn": {
-                        c: [r["record"]["drawn"], r["record"]["population"]]
-                        for c, r in replay.items()
-                    },
-                    "rule_decided": made,
-                    "rule_contradicted": wrong,
-                }
-            )
+
         out["runs"][str(epsilon)] = {
             "sampling": sampling(args, epsilon, True),
-            **summarise(per_doc, requests, full_requests),
-            "documents": per_doc,
+            **over_orders(args.orders, measure),
         }
     return out
+
+
+def replay_run(
+    corpora, settings, order_seed: int, full_decisions, full_requests: int, n_questions: int
+) -> dict[str, Any]:
+    """The rule replayed on every corpus's items with draw order ``order_seed``: its summary
+    (requests counted from the items drawn, ``n_questions`` per focus passage)."""
+    requests, per_doc = 0, []
+    for name, chunkings in corpora.items():
+        replay = replay_sequential(chunkings, settings, seed=order_seed)
+        drawn = {c: r["record"]["drawn"] for c, r in replay.items()}
+        shared = len(set().union(*(r["drawn_segment_positions"] for r in replay.values())))
+        requests += requests_for(drawn, n_questions, shared)
+        found = decisions({c: r["items"] for c, r in replay.items()})
+        made, wrong = disjoint_contradicted(
+            {c: r["record"] for c, r in replay.items()},
+            {c: hope_of(i) for c, i in chunkings.items()},
+        )
+        per_doc.append(
+            {
+                "doc_id": name,
+                "agreement": agreement(full_decisions[name], found),
+                "stopped": {c: r["record"]["stopped"] for c, r in replay.items()},
+                "drawn": {
+                    c: [r["record"]["drawn"], r["record"]["population"]] for c, r in replay.items()
+                },
+                "rule_decided": made,
+                "rule_contradicted": wrong,
+            }
+        )
+    return {**summarise(per_doc, requests, full_requests), "documents": per_doc}
 
 
 # --- embedded model, the sample experiment -------------------------------------------------------
@@ -538,18 +616,24 @@ def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
         doc: decisions({c: v["items"] for c, v in chunks.items()}) for doc, chunks in full.items()
     }
     for epsilon in [float(e) for e in args.epsilons.split(",")]:
-        print(f"sample: sequential, epsilon {epsilon}", file=sys.stderr)
-        cfg = sampling(args, epsilon, replay=True)
-        seq, seq_usage = score_sample(sample_config(cache_path, cfg), work)
-        per_doc = per_document(seq, full, full_decisions)
+
+        def measure(order_seed: int, epsilon: float = epsilon) -> dict[str, Any]:
+            print(f"sample: sequential, epsilon {epsilon}, order {order_seed}", file=sys.stderr)
+            cfg = sampling(args, epsilon, replay=True, order_seed=order_seed)
+            seq, seq_usage = score_sample(sample_config(cache_path, cfg), work)
+            per_doc = per_document(seq, full, full_decisions)
+            return {
+                "wall_s": seq_usage["wall_s"],
+                "failures": seq_usage["failures"],
+                "requests_sent": seq_usage["requests_sent"],
+                "calls": seq_usage["calls"],
+                **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
+                "documents": per_doc,
+            }
+
         out["runs"][str(epsilon)] = {
-            "sampling": cfg,
-            "wall_s": seq_usage["wall_s"],
-            "failures": seq_usage["failures"],
-            "requests_sent": seq_usage["requests_sent"],
-            "calls": seq_usage["calls"],
-            **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
-            "documents": per_doc,
+            "sampling": sampling(args, epsilon, replay=True),
+            **over_orders(args.orders, measure),
         }
     return out
 

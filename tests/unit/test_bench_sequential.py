@@ -7,9 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_sequential import sample_config  # noqa: E402
+from bench_sequential import over_orders, sample_config  # noqa: E402
 
 SEQUENTIAL = {
     "mode": "sequential",
@@ -17,6 +19,7 @@ SEQUENTIAL = {
     "epsilon": 0.1,
     "round_focus_passages": 2,
     "round_segments": 2,
+    "order_seed": 3,  # another draw order, passed through like the other settings
 }
 
 
@@ -193,3 +196,41 @@ def test_a_replay_with_a_missing_items_record_names_only_that_record(tmp_path):
     assert missing_items(args) == [str(absent)]
     assert replayed(args) is None
     assert missing_items(parse_args(["--items", str(present)])) == []
+
+
+def _summary(share, agreement):
+    return {
+        "requests": int(share * 1000),
+        "request_share": share,
+        "decisions": {"pairs": 20, "agreement": agreement},
+        "rule_decided": 1,
+        "rule_decided_contradicted": 0,
+        "stopped": {"epsilon": 2},
+        "targets_met": {"request_share": share <= 0.25, "agreement": agreement >= 0.95},
+        "documents": ["the default order's detail"],
+    }
+
+
+def test_each_epsilon_keeps_the_default_order_in_full_and_the_median_over_orders():
+    figures = {0: (0.30, 0.96), 1: (0.24, 0.95), 2: (0.22, 0.90)}
+    seen = []
+
+    def measure(order_seed):
+        seen.append(order_seed)
+        return _summary(*figures[order_seed])
+
+    run = over_orders(3, measure)
+    assert seen == [0, 1, 2]
+    assert run["request_share"] == 0.30 and run["documents"] == ["the default order's detail"]
+    orders = run["orders"]
+    assert orders["order_seeds"] == [0, 1, 2]
+    assert orders["request_share"]["median"] == 0.24
+    assert (orders["request_share"]["min"], orders["request_share"]["max"]) == (0.22, 0.30)
+    assert orders["agreement"]["median"] == 0.95
+    # judged on the medians (0.24, 0.95): both met, though only order 1 meets both by itself
+    assert orders["targets_met"] == {"request_share": True, "agreement": True}
+    assert orders["both_met"] == 1
+    assert [r["order_seed"] for r in orders["runs"]] == [0, 1, 2]
+    assert "documents" not in orders["runs"][1]
+    with pytest.raises(SystemExit, match="at least 1"):
+        over_orders(0, measure)
