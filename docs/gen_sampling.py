@@ -305,17 +305,46 @@ def _met(flag: Any) -> str:
     return "met" if flag else "missed"
 
 
+def _figures(run: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """A run's request share, agreement and targets met: the medians over its draw orders where
+    it was repeated over several (``orders``), else its own."""
+    orders = run.get("orders")
+    if orders:
+        agreement = orders.get("agreement") or {}
+        return (
+            (orders.get("request_share") or {}).get("median"),
+            agreement.get("median"),
+            orders.get("targets_met") or {},
+        )
+    return (
+        run.get("request_share"),
+        (run.get("decisions") or {}).get("agreement"),
+        run.get("targets_met") or {},
+    )
+
+
+def _with_range(value: Any, spread: dict[str, Any] | None) -> str:
+    """``value`` as a percentage, with the range over draw orders where there is one."""
+    if not spread or spread.get("n", 1) < 2:
+        return _num(value, ".0%")
+    return (
+        f"{_num(value, '.0%')} [{_num(spread.get('min'), '.0%')}–{_num(spread.get('max'), '.0%')}]"
+    )
+
+
 def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
     rows = []
     for epsilon, run in runs.items():
         found = run.get("decisions") or {}
-        met = run.get("targets_met") or {}
+        share, agreement, met = _figures(run)
+        orders = run.get("orders") or {}
         stopped = ", ".join(f"{k} {v}" for k, v in sorted((run.get("stopped") or {}).items()))
         rows.append(
             [
                 epsilon,
-                f"{_num(run.get('request_share'), '.0%')} ({_met(met.get('request_share'))})",
-                f"{_num(found.get('agreement'), '.0%')} ({_met(met.get('agreement'))}"
+                f"{_with_range(share, orders.get('request_share'))} "
+                f"({_met(met.get('request_share'))})",
+                f"{_with_range(agreement, orders.get('agreement'))} ({_met(met.get('agreement'))}"
                 + (
                     "; the full run separates no pair"
                     if found.get("reference_significant") == 0
@@ -327,6 +356,9 @@ def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
                 str(found.get("new_significant")),
                 f"{run.get('rule_decided_contradicted')} of {run.get('rule_decided')}",
                 stopped,
+                f"{orders['both_met']} of {len(orders.get('order_seeds') or [])}"
+                if orders
+                else "—",
             ]
         )
     return rows
@@ -356,10 +388,10 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
     want_agreement = targets.get("agreement")
     want_share = targets.get("request_share")
     rows = [
-        (float(run["request_share"]), float(run["decisions"]["agreement"]), epsilon, run)
+        (float(share), float(agreement), epsilon, run)
         for epsilon, run in runs.items()
-        if run.get("request_share") is not None
-        and (run.get("decisions") or {}).get("agreement") is not None
+        for share, agreement, _met in [_figures(run)]
+        if share is not None and agreement is not None
     ]
     if not rows or want_agreement is None or want_share is None:
         return ""
@@ -409,8 +441,18 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
                 agreement=want_agreement, share=want_share, s=s, a=a, e=e
             )
         )
-    both = any(r[0] <= want_share and r[1] >= want_agreement for r in rows)
+    both = [r for r in rows if r[0] <= want_share and r[1] >= want_agreement]
     verdict = "both targets are met at one ε" if both else "no ε meets both targets"
+    if both and all(r[3].get("orders") for r in both):
+        verdict += (
+            " ("
+            + "; ".join(
+                f"ε {e}: {run['orders']['both_met']} of {len(run['orders']['order_seeds'])} draw "
+                "orders meet both by themselves"
+                for _s, _a, e, run in both
+            )
+            + ")"
+        )
     return f"Across ε: {sentences[0]}; {sentences[1]}; {verdict}."
 
 
@@ -435,6 +477,7 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         "newly significant",
         "rule's decided comparisons contradicted",
         "chunkings stopped by",
+        "draw orders meeting both targets",
     ]
     workloads = (
         ("simulated", "Simulated paper workload"),
@@ -459,6 +502,17 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         at = f"; commit `{measured[:7]}`" if measured else ""
         lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests{at})", ""]
         lines += _table(header, _run_rows(block["runs"]))
+        repeats = [
+            len((r.get("orders") or {}).get("order_seeds") or []) for r in block["runs"].values()
+        ]
+        if max(repeats, default=0) >= 2:
+            lines += [
+                f"Requests and agreement: the median over {max(repeats)} draw orders "
+                f"(`hope.sampling.order_seed` 0–{max(repeats) - 1}, every item keeping its "
+                "answers) with their range in brackets; the targets are judged on the medians. "
+                "The other columns are the default draw's (order seed 0).",
+                "",
+            ]
         if frontier := sequential_frontier(block["runs"], targets):
             lines += [frontier, ""]
         sizes = _populations(block["runs"])

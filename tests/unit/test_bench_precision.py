@@ -227,6 +227,53 @@ def test_the_frontier_of_a_workload_whose_full_run_separates_no_pair():
     assert "Across ε: the full run separates no pair" in "\n".join(sequential_section(record))
 
 
+def _over_orders(run: dict, shares: list, agreements: list, both_met: int) -> dict:
+    def spread(values):
+        ordered = sorted(values)
+        return {
+            "n": len(values),
+            "median": ordered[len(values) // 2],
+            "min": ordered[0],
+            "max": ordered[-1],
+        }
+
+    share, agreement = spread(shares), spread(agreements)
+    run["orders"] = {
+        "order_seeds": list(range(len(shares))),
+        "request_share": share,
+        "agreement": agreement,
+        "both_met": both_met,
+        "targets_met": {
+            "request_share": share["median"] <= 0.25,
+            "agreement": agreement["median"] >= 0.95,
+        },
+    }
+    return run
+
+
+def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting_both():
+    # the default draw (order 0) misses both targets; the medians over three orders meet both
+    run = _over_orders(_sequential_run(0.30, 0.93), [0.30, 0.24, 0.22], [0.93, 0.96, 0.95], 2)
+    record = {"targets": TARGETS, "simulated": {"documents": ["d"], "runs": {"0.15": run}}}
+    text = "\n".join(sequential_section(record))
+    assert (
+        "| 0.15 | 24% [22%–30%] (met) | 95% [93%–96%] (met) | 1 of 2 | 0 | 0 | 0 of 3 | "
+        "epsilon 10, exhausted 4 | 2 of 3 |"
+    ) in text
+    assert "the median over 3 draw orders (`hope.sampling.order_seed` 0–2" in text
+    assert sequential_frontier({"0.15": run}, TARGETS) == (
+        "Across ε: agreement ≥ 95% needs 24% of the requests at the least (ε 0.15: 95.0%); "
+        "within 25% of the requests the best agreement is 95.0% (ε 0.15: 24%); "
+        "both targets are met at one ε (ε 0.15: 2 of 3 draw orders meet both by themselves)."
+    )
+    # a run of one draw keeps its own figures, without a range, and says nothing of orders
+    single = "\n".join(
+        sequential_section({"simulated": {"runs": {"0.1": _sequential_run(0.5, 0.9)}}})
+    )
+    assert "| 0.1 | 50% (missed) | 90% (missed) |" in single and "| — |" in single
+    assert "draw orders (" not in single
+
+
 def test_the_items_per_chunking_are_shown_from_what_the_runs_drew():
     run = _sequential_run(0.75, 1.0)
     run["documents"] = [
