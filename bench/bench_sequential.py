@@ -227,6 +227,38 @@ def over_orders(orders: int, measure) -> dict[str, Any]:
     return {**found[0][1], "orders": block}
 
 
+def first_round(runs: dict[str, Any], n_questions: int) -> dict[str, Any] | None:
+    """What the first round alone asks for, as a share of the full run, both counted from the
+    populations the runs record (``requests_for``): no ε can send less with these round sizes."""
+    run = next(iter(runs.values()), None)
+    if not run or not run.get("documents"):
+        return None
+    rounds = run["sampling"]
+    first = full = 0
+    for document in run["documents"]:
+        populations = {c: drawn[1] for c, drawn in document["drawn"].items()}
+        firsts = {
+            c: {
+                "focus_passages": min(rounds["round_focus_passages"], p["focus_passages"]),
+                "segments": min(rounds["round_segments"], p["segments"]),
+            }
+            for c, p in populations.items()
+        }
+        first += requests_for(firsts, n_questions, max(f["segments"] for f in firsts.values()))
+        full += requests_for(
+            populations, n_questions, max(p["segments"] for p in populations.values())
+        )
+    return {
+        "round_focus_passages": rounds["round_focus_passages"],
+        "round_segments": rounds["round_segments"],
+        "requests": first,
+        "full_requests": full,
+        "request_share": first / full if full else None,
+        "counted": f"from the populations: 2 + 2 x {n_questions} questions per focus passage, "
+        "1 per segment and chunking, each segment's quadruple once per document",
+    }
+
+
 def chunked_pairs(cache, documents, chunker_list):
     """(document, chunker name, passages) for every pair, a document's chunkings together (as the
     ``hope`` stage scores them), the passages from the cache where it has them."""
@@ -377,6 +409,10 @@ def simulated(args: argparse.Namespace) -> dict[str, Any]:
                 "sampling": sampling(args, epsilon),
                 **over_orders(args.orders, measure),
             }
+    from hope.core.hope_settings import load_profile
+
+    paper = load_profile("paper", progress=False)
+    out["first_round"] = first_round(out["runs"], paper.semantic_independence.n_questions)
     return out
 
 
@@ -435,6 +471,7 @@ def replayed(args: argparse.Namespace) -> dict[str, Any] | None:
             "sampling": sampling(args, epsilon, True),
             **over_orders(args.orders, measure),
         }
+    out["first_round"] = first_round(out["runs"], n_questions)
     return out
 
 
@@ -635,6 +672,9 @@ def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
             "sampling": sampling(args, epsilon, replay=True),
             **over_orders(args.orders, measure),
         }
+    out["first_round"] = first_round(
+        out["runs"], full_config.hope.semantic_independence.n_questions
+    )
     return out
 
 

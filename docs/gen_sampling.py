@@ -515,6 +515,16 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
             ]
         if frontier := sequential_frontier(block["runs"], targets):
             lines += [frontier, ""]
+        first = block.get("first_round") or {}
+        if first.get("request_share") is not None:
+            lines += [
+                f"The first round alone ({first.get('round_focus_passages')} focus passages and "
+                f"{first.get('round_segments')} segments per chunking, fewer where a chunking "
+                f"has fewer) asks for {_num(first['request_share'], '.0%')} of the full run's "
+                f"requests, both counted {first.get('counted')}: no ε sends less with these "
+                "round sizes.",
+                "",
+            ]
         sizes = _populations(block["runs"])
         if sizes:
             lines += [f"Items per chunking, the full run's: {sizes}.", ""]

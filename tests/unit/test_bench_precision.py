@@ -266,6 +266,17 @@ def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting
         "within 25% of the requests the best agreement is 95.0% (ε 0.15: 24%); "
         "both targets are met at one ε (ε 0.15: 2 of 3 draw orders meet both by themselves)."
     )
+    record["simulated"]["first_round"] = {
+        "round_focus_passages": 8,
+        "round_segments": 20,
+        "request_share": 0.43,
+        "counted": "from the populations",
+    }
+    assert (
+        "The first round alone (8 focus passages and 20 segments per chunking, fewer where a "
+        "chunking has fewer) asks for 43% of the full run's requests, both counted from the "
+        "populations: no ε sends less with these round sizes."
+    ) in "\n".join(sequential_section(record))
     # a run of one draw keeps its own figures, without a range, and says nothing of orders
     single = "\n".join(
         sequential_section({"simulated": {"runs": {"0.1": _sequential_run(0.5, 0.9)}}})

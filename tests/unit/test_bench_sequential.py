@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_sequential import over_orders, sample_config  # noqa: E402
+from bench_sequential import first_round, over_orders, sample_config  # noqa: E402
 
 SEQUENTIAL = {
     "mode": "sequential",
@@ -234,3 +234,21 @@ def test_each_epsilon_keeps_the_default_order_in_full_and_the_median_over_orders
     assert "documents" not in orders["runs"][1]
     with pytest.raises(SystemExit, match="at least 1"):
         over_orders(0, measure)
+
+
+def test_the_first_rounds_share_is_counted_from_the_recorded_populations():
+    # one document, two chunkings of 10 and 3 focus passages, 20 segments; rounds of 4 and 20
+    populations = {
+        "a": {"focus_passages": 10, "segments": 20},
+        "b": {"focus_passages": 3, "segments": 20},
+    }
+    run = {
+        "sampling": {"round_focus_passages": 4, "round_segments": 20},
+        "documents": [{"drawn": {c: [{}, p] for c, p in populations.items()}}],
+    }
+    found = first_round({"0.1": run}, n_questions=5)
+    # per focus passage 2 + 2 x 5 = 12; per segment 1 per chunking and 1 for the document
+    assert found["requests"] == 12 * (4 + 3) + 2 * 20 + 20 == 144
+    assert found["full_requests"] == 12 * (10 + 3) + 2 * 20 + 20 == 216
+    assert found["request_share"] == 144 / 216
+    assert first_round({}, n_questions=5) is None
