@@ -521,7 +521,7 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
                 f"The first round alone ({first.get('round_focus_passages')} focus passages and "
                 f"{first.get('round_segments')} segments per chunking, fewer where a chunking "
                 f"has fewer) asks for {_num(first['request_share'], '.0%')} of the full run's "
-                f"requests, both counted {first.get('counted')}: no ε sends less with these "
+                f"requests (both counted {first.get('counted')}); no ε sends less with these "
                 "round sizes.",
                 "",
             ]

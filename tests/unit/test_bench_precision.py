@@ -274,8 +274,8 @@ def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting
     }
     assert (
         "The first round alone (8 focus passages and 20 segments per chunking, fewer where a "
-        "chunking has fewer) asks for 43% of the full run's requests, both counted from the "
-        "populations: no ε sends less with these round sizes."
+        "chunking has fewer) asks for 43% of the full run's requests (both counted from the "
+        "populations); no ε sends less with these round sizes."
     ) in "\n".join(sequential_section(record))
     # a run of one draw keeps its own figures, without a range, and says nothing of orders
     single = "\n".join(
