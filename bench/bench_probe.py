@@ -23,6 +23,10 @@ filters, examples and the model's first drafts.
 With --llm-tau-corpora, only the LLM writer runs, on those corpora, for its tau against the real
 questions as the code writers get theirs (the section llm_writer_tau[<writer>] of the record;
 answers cached, so a stopped run resumes).
+With --question-seeds, only the code writers run, once per question seed (every other setting as
+in the main run): the probe's questions are one seeded draw, so the section question_seeds keeps,
+per writer and measure, the median and range over seeds of the pooled tau and pair agreement and
+of each corpus's tau, and the targets judged on the medians.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing, each repeated --repeats times (median, min, max): the probe's own work per
 corpus for the --timed-writers (writing and filtering, embedding its queries with the model and
@@ -32,6 +36,7 @@ other half, the same for every writer); chunking excluded; each also scaled to 5
 
     python bench/bench_probe.py                                  # four corpora, every code writer
     python bench/bench_probe.py --corpora chatlogs --writers keyword
+    python bench/bench_probe.py --question-seeds 0,1,2,3,4           # tau over question draws
     python bench/bench_probe.py --llm-tau-corpora chatlogs --llm-writer llm_sentences \
         --llm-gguf qwen0.5b.gguf --llm-model Qwen2.5-Coder-0.5B-Instruct --llm-tau-questions 100
 """
@@ -183,6 +188,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--labelled-record", type=Path, default=REPO / "bench/results/labelled.json"
+    )
+    parser.add_argument(
+        "--question-seeds",
+        default="",
+        help="only the code writers, once per seed (e.g. 0,1,2,3,4): the section question_seeds "
+        "of the record at --output, the spread of tau and agreement over question draws",
     )
     parser.add_argument("--output", type=Path, default=REPO / "bench/results/probe.json")
     return parser.parse_args(argv)
@@ -467,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
         return llm_writer_only(args, settings, bench_run)
     if args.llm_tau_corpora:
         return llm_writer_tau(args, settings, bench_run)
+    if args.question_seeds:
+        return question_seed_spread(args, settings, bench_run)
     measures = compared_measures(settings)
     writers = [w for w in args.writers.split(",") if w]
     cache = open_cache(compose_config([]).cache.path)
@@ -654,6 +667,97 @@ class TimedModel:
         self.calls.append((time.perf_counter(), response.value))
         self.cached.append((time.perf_counter(), bool(response.cached)))
         return response
+
+
+def over_seeds(
+    found: dict[int, dict[str, dict[str, Any]]], measures: dict[str, str]
+) -> dict[str, Any]:
+    """One writer's comparisons per question seed (seed -> corpus -> measure -> ``compare``'s
+    cell) as the spread over seeds of the pooled tau and agreement and of each corpus's tau,
+    with the targets judged on the medians."""
+    out: dict[str, Any] = {}
+    for measure, family in measures.items():
+        per_seed = {
+            seed: pooled(list(cells[measure] for cells in corpora.values()))
+            for seed, corpora in found.items()
+        }
+        taus = [c["tau"] for c in per_seed.values() if c["tau"] is not None]
+        agreements = [c["agreement"] for c in per_seed.values() if c.get("agreement") is not None]
+        corpora = sorted({corpus for by_corpus in found.values() for corpus in by_corpus})
+        cell: dict[str, Any] = {
+            "pooled_tau": harness.spread(taus) if taus else None,
+            "pooled_agreement": harness.spread(agreements) if agreements else None,
+            "corpus_tau": {
+                corpus: harness.spread(
+                    [
+                        found[seed][corpus][measure]["tau"]
+                        for seed in found
+                        if found[seed][corpus][measure]["tau"] is not None
+                    ]
+                )
+                for corpus in corpora
+            },
+        }
+        cell["tau_met"] = bool(taus) and cell["pooled_tau"]["median"] >= TARGETS[family]
+        cell["agreement_met"] = (
+            not agreements or cell["pooled_agreement"]["median"] >= TARGETS["agreement"]
+        )
+        out[measure] = cell
+    return out
+
+
+def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
+    """The code writers' tau and agreement against the real questions for each question seed
+    (the section ``question_seeds`` of the record at --output, with its own provenance)."""
+    import dataclasses
+
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import embedder_preset, open_cache
+
+    seeds = [int(s) for s in args.question_seeds.split(",") if s.strip()]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--question-seeds: a seed given twice in {args.question_seeds!r}")
+    measures = compared_measures(settings)
+    writers = [w for w in args.writers.split(",") if w]
+    cache = open_cache(compose_config([]).cache.path)
+    embedder = embedder_preset(args.embedder)
+    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
+    names = [c.name for c in chunkers]
+    found: dict[str, dict[int, dict[str, dict[str, Any]]]] = {
+        w: {s: {} for s in seeds} for w in writers
+    }
+    corpora = [c for c in args.corpora.split(",") if c]
+    for corpus in corpora:
+        _path, text, real_questions, chunkings, _seconds = corpus_inputs(
+            args, corpus, chunkers, cache
+        )
+        real = measure_chunkings(text, real_questions, chunkings, embedder, settings)
+        real_sides = {m: RealSide(real, names, m, args) for m in measures}
+        for writer in writers:
+            for seed in seeds:
+                result = probe_ranking(
+                    text, chunkings, embedder, dataclasses.replace(settings, seed=seed), writer
+                )
+                found[writer][seed][corpus] = {
+                    m: compare(result, real_sides[m], names, m, args) for m in measures
+                }
+                summary = ", ".join(
+                    f"{m} {found[writer][seed][corpus][m]['tau']:+.2f}" for m in measures
+                )
+                log(f"{corpus}: {writer}, question seed {seed}: tau {summary}")
+    section = {
+        "seeds": seeds,
+        "corpora": corpora,
+        "chunkers": names,
+        "chunkers_not_run": not_run,
+        "settings": settings.to_dict() | {"embedder": embedder.identity},
+        "note": "tau and agreement as in the main run, once per question seed; pooled per seed "
+        "as there (mean tau over corpora, pairs summed), then the spread over seeds",
+        "writers": {w: over_seeds(found[w], measures) for w in writers},
+    }
+    bench_run.merge_section(args.output, "question_seeds", strip(section))
+    log(f"wrote {args.output} with the section question_seeds")
+    return 0
 
 
 def llm_runs_of(args: argparse.Namespace) -> list[tuple[Any, ...]]:
