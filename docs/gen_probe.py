@@ -161,6 +161,87 @@ def _per_request(record: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _spread(cell: dict[str, Any] | None, spec: str = "+.2f") -> str:
+    """A median over question seeds with its range."""
+    if not cell or cell.get("median") is None:
+        return "–"
+    return (
+        f"{format(cell['median'], spec)} [{format(cell['min'], spec)}, {format(cell['max'], spec)}]"
+    )
+
+
+def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
+    """The code writers' τ and pair agreement over question seeds (section ``question_seeds``):
+    pooled median and range per writer and measure, the targets judged on the medians, and each
+    corpus's median τ."""
+    section = record.get("question_seeds") or {}
+    writers = section.get("writers") or {}
+    if not writers:
+        return []
+    seeds = section.get("seeds") or []
+    header = [MEASURE_WORDS.get(m, m) for m in measures]
+    pooled_rows, corpus_rows = [], []
+    for writer, cells in writers.items():
+        pooled_rows.append(
+            [
+                f"{writer}: τ",
+                *(
+                    _spread((cells.get(m) or {}).get("pooled_tau"))
+                    + (
+                        ""
+                        if not (cells.get(m) or {}).get("pooled_tau")
+                        else " (met)"
+                        if (cells.get(m) or {}).get("tau_met")
+                        else " (missed)"
+                    )
+                    for m in measures
+                ),
+            ]
+        )
+        pooled_rows.append(
+            [
+                f"{writer}: pairs agreeing",
+                *(
+                    _spread((cells.get(m) or {}).get("pooled_agreement"), ".0%")
+                    + (
+                        ""
+                        if not (cells.get(m) or {}).get("pooled_agreement")
+                        else " (met)"
+                        if (cells.get(m) or {}).get("agreement_met")
+                        else " (missed)"
+                    )
+                    for m in measures
+                ),
+            ]
+        )
+        for corpus in section.get("corpora") or []:
+            corpus_rows.append(
+                [
+                    corpus,
+                    writer,
+                    *(
+                        _spread(((cells.get(m) or {}).get("corpus_tau") or {}).get(corpus))
+                        for m in measures
+                    ),
+                ]
+            )
+    pooled_rows.append(["target (τ; pairs ≥ 90 %)", *(_target(record, m) for m in measures)])
+    commit = ((section.get("provenance") or {}).get("commit") or "")[:10]
+    return [
+        f"**Over question draws** (section `question_seeds`, commit `{commit}`): the code "
+        f"writers rerun with question seeds {', '.join(str(s) for s in seeds)}, every other "
+        "setting as above (the tables above are seed "
+        f"{(record.get('settings') or {}).get('seed', 0)}'s draw). Each cell: the median over "
+        "the seeds, pooled as above, with the range in brackets; the targets are judged on the "
+        "medians.",
+        "",
+        *_table(["writer", *header], pooled_rows),
+        "Per corpus (median τ over the seeds, range in brackets):",
+        "",
+        *_table(["corpus", "writer", *header], corpus_rows),
+    ]
+
+
 def probe_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return _owed("probe", "make bench-probe")
@@ -179,6 +260,7 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         "**Pooled** (mean of the corpora's τ; pairs summed)",
         "",
         *_table(["writer", *header], _pooled_rows(record, measures)),
+        *seeds_section(record, measures),
         "**Per corpus** (τ · agreeing/pairs)",
         "",
         *_table(["corpus", "writer", *header], _corpus_rows(record, measures)),

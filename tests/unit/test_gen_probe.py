@@ -86,3 +86,32 @@ def test_per_corpus_rows_and_costs():
 def test_no_record_owes_the_figures():
     text = "\n".join(probe_section(None))
     assert "Figures owed" in text and "make bench-probe" in text
+
+
+def test_the_spread_over_question_seeds_is_its_own_table():
+    record = _record()
+    spread = {"n": 5, "median": 0.45, "min": 0.2, "max": 0.81}
+    agree = {"n": 5, "median": 0.85, "min": 0.7, "max": 0.95}
+    record["question_seeds"] = {
+        "provenance": {"commit": "fedcba9876543210"},
+        "seeds": [0, 1, 2, 3, 4],
+        "corpora": ["chatlogs"],
+        "writers": {
+            "cloze": {
+                "recall@5": {
+                    "pooled_tau": spread,
+                    "pooled_agreement": agree,
+                    "corpus_tau": {"chatlogs": spread},
+                    "tau_met": False,
+                    "agreement_met": False,
+                }
+            }
+        },
+    }
+    text = "\n".join(probe_section(record))
+    assert "**Over question draws** (section `question_seeds`, commit `fedcba9876`)" in text
+    assert "question seeds 0, 1, 2, 3, 4" in text
+    assert "| cloze: τ | +0.45 [+0.20, +0.81] (missed) | – |" in text
+    assert "| cloze: pairs agreeing | 85% [70%, 95%] (missed) | – |" in text
+    assert "| chatlogs | cloze | +0.45 [+0.20, +0.81] | – |" in text
+    assert "Over question draws" not in "\n".join(probe_section(_record()))
