@@ -230,7 +230,7 @@ def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
     return [
         f"**Over question draws** (section `question_seeds`, commit `{commit}`): the code "
         f"writers rerun with question seeds {', '.join(str(s) for s in seeds)}, every other "
-        "setting as above (the tables above are seed "
+        "setting as in the other tables (each of which is seed "
         f"{(record.get('settings') or {}).get('seed', 0)}'s draw). Each cell: the median over "
         "the seeds, pooled as above, with the range in brackets; the targets are judged on the "
         "medians.",
