@@ -463,9 +463,7 @@ def main(argv: list[str] | None = None) -> int:
     bench_run = harness.start(None if argv is None else [sys.argv[0], *argv])
     started = time.perf_counter()
     from hope.core.io import file_sha256
-    from hope.core.packaged_configs import compose_config
     from hope.models.embeddings import CachingEmbedder
-    from hope.models.factory import embedder_preset, open_cache
 
     settings = ProbeSettings(
         k=args.k,
@@ -480,11 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         return llm_writer_tau(args, settings, bench_run)
     if args.question_seeds:
         return question_seed_spread(args, settings, bench_run)
-    measures = compared_measures(settings)
-    writers = [w for w in args.writers.split(",") if w]
-    cache = open_cache(compose_config([]).cache.path)
-    embedder = embedder_preset(args.embedder)
-    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
+    measures, writers, cache, embedder, chunkers, not_run = code_writer_setup(args, settings)
     names = [c.name for c in chunkers]
     report: dict[str, Any] = {
         "benchmark": "probe questions against real labelled questions (issue 32)",
@@ -669,6 +663,20 @@ class TimedModel:
         return response
 
 
+def code_writer_setup(args: argparse.Namespace, settings: ProbeSettings) -> tuple[Any, ...]:
+    """What a code-writer run needs: the measures compared, the writers, the persistent cache,
+    the embedder, and the offline chunkers (with those not run and why)."""
+    from hope.core.packaged_configs import compose_config
+    from hope.models.factory import embedder_preset, open_cache
+
+    measures = compared_measures(settings)
+    writers = [w for w in args.writers.split(",") if w]
+    cache = open_cache(compose_config([]).cache.path)
+    embedder = embedder_preset(args.embedder)
+    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
+    return measures, writers, cache, embedder, chunkers, not_run
+
+
 def over_seeds(
     found: dict[int, dict[str, dict[str, Any]]], measures: dict[str, str]
 ) -> dict[str, Any]:
@@ -711,17 +719,10 @@ def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, benc
     (the section ``question_seeds`` of the record at --output, with its own provenance)."""
     import dataclasses
 
-    from hope.core.packaged_configs import compose_config
-    from hope.models.factory import embedder_preset, open_cache
-
     seeds = [int(s) for s in args.question_seeds.split(",") if s.strip()]
     if len(set(seeds)) != len(seeds):
         raise SystemExit(f"--question-seeds: a seed given twice in {args.question_seeds!r}")
-    measures = compared_measures(settings)
-    writers = [w for w in args.writers.split(",") if w]
-    cache = open_cache(compose_config([]).cache.path)
-    embedder = embedder_preset(args.embedder)
-    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
+    measures, writers, cache, embedder, chunkers, not_run = code_writer_setup(args, settings)
     names = [c.name for c in chunkers]
     found: dict[str, dict[int, dict[str, dict[str, Any]]]] = {
         w: {s: {} for s in seeds} for w in writers

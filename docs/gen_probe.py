@@ -182,38 +182,16 @@ def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
     header = [MEASURE_WORDS.get(m, m) for m in measures]
     pooled_rows, corpus_rows = [], []
     for writer, cells in writers.items():
-        pooled_rows.append(
-            [
-                f"{writer}: τ",
-                *(
-                    _spread((cells.get(m) or {}).get("pooled_tau"))
-                    + (
-                        ""
-                        if not (cells.get(m) or {}).get("pooled_tau")
-                        else " (met)"
-                        if (cells.get(m) or {}).get("tau_met")
-                        else " (missed)"
-                    )
-                    for m in measures
-                ),
-            ]
-        )
-        pooled_rows.append(
-            [
-                f"{writer}: pairs agreeing",
-                *(
-                    _spread((cells.get(m) or {}).get("pooled_agreement"), ".0%")
-                    + (
-                        ""
-                        if not (cells.get(m) or {}).get("pooled_agreement")
-                        else " (met)"
-                        if (cells.get(m) or {}).get("agreement_met")
-                        else " (missed)"
-                    )
-                    for m in measures
-                ),
-            ]
-        )
+        for label, key, met, spec in (
+            ("τ", "pooled_tau", "tau_met", "+.2f"),
+            ("pairs agreeing", "pooled_agreement", "agreement_met", ".0%"),
+        ):
+            row = [f"{writer}: {label}"]
+            for m in measures:
+                cell = cells.get(m) or {}
+                verdict = "" if not cell.get(key) else " (met)" if cell.get(met) else " (missed)"
+                row.append(_spread(cell.get(key), spec) + verdict)
+            pooled_rows.append(row)
         for corpus in section.get("corpora") or []:
             corpus_rows.append(
                 [
