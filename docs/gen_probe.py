@@ -220,6 +220,67 @@ def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
     ]
 
 
+def reading_guide(record: dict[str, Any]) -> list[str]:
+    """How far a probe ranking can be read, by measure: for the first writer of the seed spread
+    (the bench runs the default, ``cloze``, first), the measures whose median τ over question
+    draws meets its target and those that miss, with the real questions' own ceiling beside the
+    weakest, and the measures on which the pairs the real questions separate are ordered alike
+    to the target (τ also counts the pairs they hardly separate)."""
+    section = record.get("question_seeds") or {}
+    writers = section.get("writers") or {}
+    if not writers:
+        return []
+    writer, cells = next(iter(writers.items()))
+    found = {m: cells[m] for m in _measures(record) if (cells.get(m) or {}).get("pooled_tau")}
+    if not found:
+        return []
+
+    def median(m: str, key: str) -> float | None:
+        return (found[m].get(key) or {}).get("median")
+
+    def words(names: list[str], key: str, spec: str) -> str:
+        return ", ".join(
+            f"{MEASURE_WORDS.get(m, m)} ({format(median(m, key), spec)})"
+            for m in names
+            if median(m, key) is not None
+        )
+
+    met = [m for m in found if found[m].get("tau_met")]
+    missed = sorted((m for m in found if m not in met), key=lambda m: -(median(m, "pooled_tau")))
+    text = (
+        f"**How far a probe ranking can be read.** Over {len(section.get('seeds') or [])} "
+        f"question draws (`{writer}`, pooled medians), the whole ranking follows the real "
+        f"questions' to the target for {words(met, 'pooled_tau', '+.2f') or 'no measure'}"
+    )
+    if missed:
+        weakest = missed[-1]
+        ceiling = ((record.get("pooled_noise_ceiling") or {}).get(weakest) or {}).get("median")
+        text += f" and falls short for {words(missed, 'pooled_tau', '+.2f')}"
+        if ceiling is not None:
+            text += (
+                f" (for {MEASURE_WORDS.get(weakest, weakest)} the real questions follow a "
+                f"resample of themselves only to {ceiling:+.2f})"
+            )
+    text += "."
+    pairs_met = [m for m in found if found[m].get("agreement_met")]
+    pairs_missed = [m for m in found if m not in pairs_met]
+    target = (record.get("targets") or {}).get("agreement")
+    if pairs_met and target is not None:
+        text += (
+            " The chunker pairs that the real questions separate significantly are ordered alike "
+            f"to the target (≥ {target:.0%}) for {words(pairs_met, 'pooled_agreement', '.0%')}"
+        )
+        if pairs_missed:
+            text += f", not for {words(pairs_missed, 'pooled_agreement', '.0%')}"
+        text += (
+            ": τ is lower than that because it also counts pairs of chunkers the real questions "
+            "hardly tell apart. So a probe ranking is worth most where chunkers differ clearly; "
+            "read the order of chunkers whose intervals overlap as undecided, and give least "
+            "weight to a measure that misses both targets."
+        )
+    return [text, ""]
+
+
 def probe_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
         return _owed("probe", "make bench-probe")
@@ -239,6 +300,7 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         "",
         *_table(["writer", *header], _pooled_rows(record, measures)),
         *seeds_section(record, measures),
+        *reading_guide(record),
         "**Per corpus** (τ · agreeing/pairs)",
         "",
         *_table(["corpus", "writer", *header], _corpus_rows(record, measures)),

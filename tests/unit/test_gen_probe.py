@@ -115,3 +115,44 @@ def test_the_spread_over_question_seeds_is_its_own_table():
     assert "| cloze: pairs agreeing | 85% [70%, 95%] (missed) | – |" in text
     assert "| chatlogs | cloze | +0.45 [+0.20, +0.81] | – |" in text
     assert "Over question draws" not in "\n".join(probe_section(_record()))
+
+
+def test_the_reading_guide_splits_measures_by_their_targets_over_seeds():
+    record = _record()
+    record["targets"]["agreement"] = 0.9
+
+    def cell(tau: float, agreement: float, tau_met: bool, agreement_met: bool) -> dict:
+        return {
+            "pooled_tau": {"n": 5, "median": tau, "min": tau, "max": tau},
+            "pooled_agreement": {"n": 5, "median": agreement, "min": agreement, "max": agreement},
+            "corpus_tau": {},
+            "tau_met": tau_met,
+            "agreement_met": agreement_met,
+        }
+
+    record["question_seeds"] = {
+        "provenance": {"commit": "fedcba9876543210"},
+        "seeds": [0, 1, 2],
+        "corpora": ["chatlogs"],
+        "writers": {
+            "cloze": {
+                "recall@5": cell(0.33, 0.85, False, False),
+                "iou@5": cell(0.9, 0.99, True, True),
+                "budget_recall@2500": cell(0.74, 0.98, False, True),
+            },
+            "keyword": {"recall@5": cell(0.9, 1.0, True, True)},
+        },
+    }
+    text = "\n".join(probe_section(record))
+    # The first writer only; missed measures from the highest τ down; the ceiling of the weakest.
+    assert (
+        "Over 3 question draws (`cloze`, pooled medians), the whole ranking follows the real "
+        "questions' to the target for IoU@5 (+0.90) and falls short for budget 2.5 k (+0.74), "
+        "recall@5 (+0.33) (for recall@5 the real questions follow a resample of themselves "
+        "only to +0.62)." in text
+    )
+    assert (
+        "ordered alike to the target (≥ 90%) for IoU@5 (99%), budget 2.5 k (98%), not for "
+        "recall@5 (85%):" in text
+    )
+    assert "How far a probe ranking can be read" not in "\n".join(probe_section(_record()))
