@@ -33,6 +33,8 @@ corpus for the --timed-writers (writing and filtering, embedding its queries wit
 no cache, ranking and measures, with the passages' vectors in memory), plus, on
 --cold-timing-corpora, embedding every chunking's passages without any cache (the retrieval's
 other half, the same for every writer); chunking excluded; each also scaled to 500 kB.
+The comparison with the real questions is in probe_vs_real.py, the LLM writers' runs in
+probe_llm_runs.py.
 
     python bench/bench_probe.py                                  # four corpora, every code writer
     python bench/bench_probe.py --corpora chatlogs --writers keyword
@@ -44,8 +46,6 @@ other half, the same for every writer); chunking excluded; each also scaled to 5
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 import time
@@ -69,7 +69,6 @@ CHUNKERS = (
     "recursive_500",
     "semantic_minilm",
 )
-TARGETS = {"budget_recall": 0.8, "iou": 0.8, "recall": 0.6, "agreement": 0.9, "seconds": 120}
 PER_500KB = 500_000
 NOISE_CEILING = (
     "how well the real questions agree with themselves, per measure: the median and 95 % "
@@ -94,19 +93,24 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from hope.core.model_interface import Embedder  # noqa: E402
 from hope.labelled import ChunkPassage  # noqa: E402
-from hope.labelled.agreement import (  # noqa: E402
-    kendall_tau,
-    pairwise_agreement,
-    percentile_interval,
-)
-from hope.labelled.benchmark import chunk_corpus, load_offline_chunkers  # noqa: E402
-from hope.labelled.bootstrap import paired_difference, resample_indices  # noqa: E402
-from hope.labelled.labelled_files import read_questions  # noqa: E402
+from hope.labelled.benchmark import load_offline_chunkers  # noqa: E402
 from hope.probe import ProbeSettings, measure_chunkings, probe_ranking  # noqa: E402
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+from probe_llm_runs import llm_runs_of, llm_timing, llm_writer_only, llm_writer_tau  # noqa: E402
+from probe_vs_real import (  # noqa: E402
+    TARGETS,
+    RealSide,
+    baseline,
+    compare,
+    compared_measures,
+    corpus_inputs,
+    hope_taus,
+    log,
+    pooled,
+    pooled_ceiling,
+    strip,
+    targets_met,
+    writer_entry,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -197,263 +201,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--output", type=Path, default=REPO / "bench/results/probe.json")
     return parser.parse_args(argv)
-
-
-def compared_measures(settings: ProbeSettings) -> dict[str, str]:
-    """Measure name -> its family in the targets (budget_recall, iou, recall)."""
-    k = settings.k
-    return {f"recall@{k}": "recall", f"iou@{k}": "iou"} | {
-        f"budget_recall@{b}": "budget_recall" for b in settings.budgets
-    }
-
-
-def replicate_means(per_question: list[list[float]], indices: np.ndarray) -> np.ndarray:
-    """``(n_resamples, n_chunkers)`` means of each chunker's values over the resampled questions."""
-    values = np.asarray(per_question, dtype=float)  # (chunkers, questions)
-    return np.nanmean(values[:, indices], axis=2).T
-
-
-class RealSide:
-    """One measure on the real questions: per-question values, means, the resampled means (one
-    draw of the real questions shared by every chunker) and the significantly different pairs."""
-
-    def __init__(self, real: dict[str, Any], names: list[str], measure: str, args: Any):
-        self.per_question = [real["chunkings"][n]["per_question"][measure] for n in names]
-        self.means = [float(np.nanmean(v)) for v in self.per_question]
-        indices = resample_indices(len(self.per_question[0]), args.resamples, args.seed + 1)
-        self.replicates = replicate_means(self.per_question, indices)
-        self.significant = [
-            (i, j)
-            for i in range(len(names))
-            for j in range(i + 1, len(names))
-            if paired_difference(
-                self.per_question[i],
-                self.per_question[j],
-                n_resamples=args.resamples,
-                seed=args.seed,
-            )["significant"]
-        ]
-
-    def against(self, scores: list[float], replicates: Any) -> dict[str, Any]:
-        """Tau of ``scores`` with the real means, its interval from ``replicates`` (one score
-        vector per real replicate, or the same one for all), and significant-pair agreement."""
-        taus = np.array(
-            [kendall_tau(s, r) for s, r in zip(replicates, self.replicates, strict=True)],
-            dtype=float,
-        )
-        low, high = percentile_interval(taus[np.isfinite(taus)], 0.95)
-        return {
-            "tau": kendall_tau(scores, self.means),
-            "low": low,
-            "high": high,
-            **pairwise_agreement(scores, self.means, self.significant),
-            "_replicates": taus,
-        }
-
-    def noise_ceiling(self) -> dict[str, Any]:
-        """How well the real questions agree with themselves: tau between the real means on each
-        resample of the real questions and the real means on all of them."""
-        taus = np.array([kendall_tau(r, self.means) for r in self.replicates], dtype=float)
-        return ceiling_summary(taus)
-
-
-def ceiling_summary(taus: np.ndarray) -> dict[str, Any]:
-    finite = taus[np.isfinite(taus)]
-    if finite.size == 0:
-        return {"median": None, "low": None, "high": None, "_replicates": taus}
-    low, high = percentile_interval(finite, 0.95)
-    return {"median": float(np.median(finite)), "low": low, "high": high, "_replicates": taus}
-
-
-def compare(
-    probe: dict[str, Any], real: RealSide, names: list[str], measure: str, args: Any
-) -> dict[str, Any]:
-    """Tau (with interval) and significant-pair agreement of the probe against the real ones."""
-    probe_q = [probe["chunkings"][n]["per_question"][measure] for n in names]
-    probe_means = [float(np.nanmean(v)) for v in probe_q]
-    probe_idx = resample_indices(len(probe_q[0]), args.resamples, args.seed)
-    return real.against(probe_means, replicate_means(probe_q, probe_idx)) | {
-        "probe_means": dict(zip(names, probe_means, strict=True)),
-        "real_means": dict(zip(names, real.means, strict=True)),
-    }
-
-
-def baseline(counts: list[float], real: RealSide) -> dict[str, Any]:
-    return real.against(counts, [counts] * len(real.replicates))
-
-
-def hope_taus(path: Path, corpus: str, k: int) -> dict[str, Any]:
-    """HOPE's tau from the labelled record (budget 2,500 and k 5 there), keyed like ours."""
-    if not path.is_file():
-        return {}
-    record = json.loads(path.read_text(encoding="utf-8"))
-    if record.get("settings", {}).get("k") != k:
-        return {}
-    budget = record.get("settings", {}).get("budget_chars")
-    validity = record.get("corpora", {}).get(corpus, {}).get("validity", {})
-    keys = {"budget_recall": f"budget_recall@{budget}", "recall": f"recall@{k}", "iou": f"iou@{k}"}
-    found = {}
-    for key, ours in keys.items():
-        cell = validity.get(key, {}).get("scores", {}).get("hope[paper]")
-        if cell is not None:
-            found[ours] = {name: cell.get(name) for name in ("tau", "low", "high", "agreement")}
-    return found
-
-
-def pooled(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    finite = [c for c in cells if c["tau"] is not None and math.isfinite(c["tau"])]
-    if not finite:
-        return {"tau": None}
-    stacked = np.nanmean(np.stack([c["_replicates"] for c in finite]), axis=0)
-    low, high = percentile_interval(stacked[np.isfinite(stacked)], 0.95)
-    agreeing = sum(c["agreeing"] for c in cells)
-    pairs = sum(c["pairs"] for c in cells)
-    return {
-        "tau": float(np.mean([c["tau"] for c in finite])),
-        "low": low,
-        "high": high,
-        "agreement": agreeing / pairs if pairs else None,
-        "agreeing": agreeing,
-        "pairs": pairs,
-        "corpora": len(finite),
-    }
-
-
-def strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if not k.startswith("_")}
-    if isinstance(value, list):
-        return [strip(v) for v in value]
-    return value
-
-
-def targets_met(cells: dict[str, dict[str, Any]], measures: dict[str, str]) -> dict[str, Any]:
-    """Per measure: whether tau and pair agreement meet the issue's targets."""
-    verdict = {}
-    for measure, family in measures.items():
-        cell = cells[measure]
-        tau_ok = cell.get("tau") is not None and cell["tau"] >= TARGETS[family]
-        agree = cell.get("agreement")
-        verdict[measure] = {
-            "tau_target": TARGETS[family],
-            "tau_met": bool(tau_ok),
-            "agreement_met": agree is None or agree >= TARGETS["agreement"],
-        }
-    return verdict
-
-
-def writer_entry(
-    result: dict[str, Any], compared: dict[str, Any], measures: dict[str, str]
-) -> dict[str, Any]:
-    """What a writer's record keeps on one corpus: the probe's counts and filter outcomes, three
-    example questions, the comparison with the real questions and the targets met."""
-    return {
-        "probe": {k: v for k, v in result["probe"].items() if k != "questions"},
-        "examples": [
-            {"question": q["question"], "references": [r["text"] for r in q["references"]]}
-            for q in result["probe"]["questions"][:3]
-        ],
-        "compared": compared,
-        "targets": targets_met(compared, measures),
-    }
-
-
-def corpus_inputs(
-    args: argparse.Namespace, corpus: str, chunkers: list[Any], cache: Any
-) -> tuple[Path, str, list[Any], dict[str, list[ChunkPassage]], float]:
-    """A corpus of the set: its path, text, real questions, every chunking's passages and the
-    seconds the chunking took."""
-    from hope.core.io import read_text
-
-    path = args.data / "corpora" / f"{corpus}.md"
-    text = read_text(path, "corpus")
-    real_questions, _ = read_questions(args.data / "questions.jsonl", text, corpus)
-    phase = time.perf_counter()
-    chunkings = {}
-    for chunker in chunkers:
-        passages = chunk_corpus(chunker, corpus, text, cache)
-        chunkings[chunker.name] = [ChunkPassage(p["text"], p["start"], p["end"]) for p in passages]
-    return path, text, real_questions, chunkings, round(time.perf_counter() - phase, 1)
-
-
-def llm_writer_tau(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
-    """The LLM writer's tau against the real questions, as the code writers' (section
-    ``llm_writer_tau[<writer>]`` of the record at --output, with its own provenance): the
-    embedded server with its own model or --llm-gguf, --llm-tau-questions strata of each of
-    --llm-tau-corpora, --llm-tau-attempts drafts per stratum at most. Its answers go to the
-    project's cache, so a stopped run resumes without asking again."""
-    from dataclasses import replace
-
-    from hydra.utils import instantiate
-
-    from hope.core.packaged_configs import compose_config, packaged_config
-    from hope.models.factory import embedder_preset, open_cache
-    from hope.probe import LLM_WRITERS
-
-    measures = compared_measures(settings)
-    cache = open_cache(compose_config([]).cache.path)
-    embedder = embedder_preset(args.embedder)
-    chunkers, not_run = load_offline_chunkers(args.chunkers.split(","), REPO / "conf" / "chunker")
-    names = [c.name for c in chunkers]
-    config = packaged_config("llm", "embedded")
-    if args.llm_gguf:
-        config.gguf_path = str(args.llm_gguf)
-        config.model = args.llm_model or args.llm_gguf.stem
-    llm = instantiate(config, cache=cache)
-    timed = TimedModel(llm)
-    writer = LLM_WRITERS[args.llm_writer](timed)
-    probe_settings = replace(
-        settings, n_questions=args.llm_tau_questions, attempts=args.llm_tau_attempts
-    )
-    section: dict[str, Any] = {
-        "writer": args.llm_writer,
-        "model": llm.identity,
-        "embedder": embedder.identity,
-        "questions": args.llm_tau_questions,
-        "attempts": args.llm_tau_attempts,
-        "chunkers": names,
-        "chunkers_not_run": not_run,
-        "note": "tau and pair agreement against the real questions as for the code writers "
-        "(same real sides, resamples and seed); seconds: writing, filtering and measuring; "
-        "requests: the writer's requests, requests_sent: those the model answered in this run "
-        "(the others came from the cache of a stopped run), failed_answers: no valid answer",
-        "corpora": {},
-    }
-    cells: dict[str, list[dict[str, Any]]] = {m: [] for m in measures}
-    try:
-        for corpus in [c for c in args.llm_tau_corpora.split(",") if c]:
-            _, text, real_questions, chunkings, _ = corpus_inputs(args, corpus, chunkers, cache)
-            real = measure_chunkings(text, real_questions, chunkings, embedder, settings)
-            real_sides = {m: RealSide(real, names, m, args) for m in measures}
-            before = len(timed.calls)
-            phase = time.perf_counter()
-            result = probe_ranking(text, chunkings, embedder, probe_settings, writer)
-            seconds = time.perf_counter() - phase
-            answers = timed.calls[before:]
-            sent = sum(1 for _, cached in timed.cached[before:] if not cached)
-            compared = {m: compare(result, real_sides[m], names, m, args) for m in measures}
-            for m in measures:
-                cells[m].append(compared[m])
-            section["corpora"][corpus] = {
-                **writer_entry(result, compared, measures),
-                "seconds": round(seconds, 1),
-                "requests": len(answers),
-                "requests_sent": sent,
-                "failed_answers": sum(1 for _, value in answers if value is None),
-            }
-            summary = ", ".join(f"{m} {compared[m]['tau']:+.2f}" for m in measures)
-            log(f"{corpus}: {args.llm_writer}: {seconds:.0f} s; tau {summary}")
-            section["pooled"] = {m: pooled(cs) for m, cs in cells.items()}
-            section["pooled_targets"] = targets_met(section["pooled"], measures)
-            bench_run.merge_section(
-                args.output, f"llm_writer_tau[{args.llm_writer}]", strip(section)
-            )
-            log(f"wrote {args.output} with the section llm_writer_tau[{args.llm_writer}]")
-    finally:
-        import asyncio
-
-        asyncio.run(llm.aclose())
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -634,35 +381,6 @@ def own_timing(
     }
 
 
-def pooled_ceiling(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """The noise ceiling pooled like tau: each replicate's mean over corpora."""
-    stacked = np.stack([c["_replicates"] for c in cells])
-    with np.errstate(all="ignore"):
-        return ceiling_summary(np.nanmean(stacked, axis=0)) | {"corpora": len(cells)}
-
-
-class TimedModel:
-    """A chat model that keeps each request's end time and answer (for per-request times and
-    examples of what the filters rejected)."""
-
-    def __init__(self, llm: Any):
-        self.llm = llm
-        self.identity = llm.identity
-        self.calls: list[tuple[float, Any]] = []
-        self.cached: list[tuple[float, bool]] = []
-
-    async def structured(self, **request: Any) -> Any:
-        try:
-            response = await self.llm.structured(**request)
-        except Exception:
-            self.calls.append((time.perf_counter(), None))
-            self.cached.append((time.perf_counter(), False))
-            raise
-        self.calls.append((time.perf_counter(), response.value))
-        self.cached.append((time.perf_counter(), bool(response.cached)))
-        return response
-
-
 def code_writer_setup(args: argparse.Namespace, settings: ProbeSettings) -> tuple[Any, ...]:
     """What a code-writer run needs: the measures compared, the writers, the persistent cache,
     the embedder, and the offline chunkers (with those not run and why)."""
@@ -759,99 +477,6 @@ def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, benc
     bench_run.merge_section(args.output, "question_seeds", strip(section))
     log(f"wrote {args.output} with the section question_seeds")
     return 0
-
-
-def llm_runs_of(args: argparse.Namespace) -> list[tuple[Any, ...]]:
-    """(key, gguf, model, questions, repeats) of each LLM writer timing asked for."""
-    runs = [("default", None, None, args.llm_questions, args.repeats)]
-    if args.llm_gguf:
-        runs.append((args.llm_model, args.llm_gguf, args.llm_model, args.llm_gguf_questions, 1))
-    return runs
-
-
-def llm_writer_only(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
-    """The LLM writer timings alone, added to the record at --output as one section."""
-    entries = {
-        key: llm_timing(args, settings, questions, repeats, gguf, model)
-        for key, gguf, model, questions, repeats in llm_runs_of(args)
-        if questions > 0
-    }
-    bench_run.merge_section(args.output, f"llm_writer[{args.llm_writer}]", entries)
-    log(f"wrote {args.output} with the section llm_writer[{args.llm_writer}]")
-    return 0
-
-
-def llm_timing(
-    args: argparse.Namespace,
-    settings: ProbeSettings,
-    questions: int,
-    repeats: int,
-    gguf: Path | None,
-    model: str | None,
-) -> dict[str, Any]:
-    """The LLM writer on ``questions`` strata of --llm-corpus, in the embedded server (its own
-    model, or ``gguf``), no answer cache, one attempt per stratum, ``repeats`` times."""
-    import asyncio
-
-    from hydra.utils import instantiate
-
-    from hope.core.io import read_text
-    from hope.core.packaged_configs import packaged_config
-    from hope.probe import LLM_WRITERS, write_probe_questions
-
-    text = read_text(args.data / "corpora" / f"{args.llm_corpus}.md", "corpus")
-    config = packaged_config("llm", "embedded")
-    if gguf is not None:
-        config.gguf_path = str(gguf)
-        config.model = model or gguf.stem
-    runs = []
-    for _ in range(repeats):
-        phase = time.perf_counter()
-        try:
-            llm = instantiate(config, cache=None)
-            timed = TimedModel(llm)
-            probe = write_probe_questions(
-                text,
-                LLM_WRITERS[args.llm_writer](timed),
-                questions,
-                seed=args.seed,
-                attempts=1,
-                shape=settings.shape,
-            )
-        except Exception as exc:  # an embedded model that cannot start here is a result too
-            return {"status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:500]}
-        elapsed = time.perf_counter() - phase
-        asyncio.run(llm.aclose())
-        ends = sorted(end for end, _ in timed.calls)
-        first = ends[0] - phase if ends else elapsed
-        runs.append((elapsed, first, [float(g) for g in np.diff(ends)], probe, timed))
-    _, _, _, probe, timed = runs[0]
-    # One slot serves one request at a time: the gaps between answers are the requests' own
-    # times; the first answer also waits for the model to start.
-    gaps = [gap for run in runs for gap in run[2]]
-    drafts = [value for _, value in timed.calls]
-    return {
-        "status": "ok",
-        "model": llm.identity,
-        "writer": args.llm_writer,
-        "corpus": args.llm_corpus,
-        "requests": questions,
-        "repeats": repeats,
-        "seconds": harness.spread([run[0] for run in runs], digits=1),
-        "first_answer_s": harness.spread([run[1] for run in runs], digits=1),
-        "seconds_per_request": harness.spread(gaps, digits=2) if gaps else None,
-        "seconds_for_200_strata": (round(200 * float(np.median(gaps)), 0) if gaps else None),
-        **probe.summary(),
-        "examples": [
-            {"question": q.question, "references": [r.text for r in q.references]}
-            for q in probe.questions[:3]
-        ],
-        "drafts": [None if d is None else d.model_dump() for d in drafts[:4]],
-        "note": "one attempt per stratum, no answer cache; seconds include the model's start; "
-        "seconds_per_request: the gaps between successive answers (one server slot), so without "
-        "the start; seconds_for_200_strata: their median times 200; drafts: the model's first "
-        "answers before the filters (in order of arrival)",
-    }
 
 
 if __name__ == "__main__":

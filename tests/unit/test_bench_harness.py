@@ -16,7 +16,9 @@ from tests.unit.scratch_git import git
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 RECORDS = sorted((BENCH / "results").glob("*.json"))
-SHARED = {"harness", "workloads", "sampling_stats"}  # the modules every bench script may import
+# The library modules a bench script may import (the rest of bench/ are scripts): the harness,
+# the shared workloads and statistics, and bench_probe's comparison and LLM-writer parts.
+SHARED = {"harness", "workloads", "sampling_stats", "probe_vs_real", "probe_llm_runs"}
 BLOCK_KEYS = [
     "commit",
     "dirty",
