@@ -82,7 +82,8 @@ ALL_PARTS = {"simulated", "replayed", "sample"}
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=10, help="mirror documents (simulated)")
-    parser.add_argument("--epsilons", default="0.02,0.03,0.05,0.1,0.15,0.2")
+    # Finer between 0.15 and 0.2, where the simulated workload's request share crosses the target.
+    parser.add_argument("--epsilons", default="0.02,0.03,0.05,0.1,0.15,0.16,0.17,0.18,0.2")
     parser.add_argument("--alpha", type=float, default=0.05)
     # Round sizes default to the profiles' (every segment in the first round), except the replay's
     # focus passages: its populations are 16 items, not a whole chunking.
