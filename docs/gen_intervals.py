@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gen_sampling import TARGET_WORDS, _commit, _owed, _table
+from gen_sampling import TARGET_WORDS, _commit, _owed, markdown_table
 
 INTERVALS_MARKER = "<!-- gen_results: coverage of the tau intervals -->"
 METHODS = {"percentile": "percentile (the benchmark's)", "bias_corrected": "bias-corrected"}
@@ -58,7 +58,7 @@ def intervals_section(
         for c in cells
     ]
     header = ["target", "true τ", "se ratio", "median estimate", *METHODS.values(), "width"]
-    lines += _table(header, rows)
+    lines += markdown_table(header, rows)
     if not cells:
         return lines
     short = {m: len(_below(cells, m, nominal)) for m in METHODS}
@@ -116,7 +116,7 @@ def noise_ratio_lines(labelled: dict[str, Any] | None) -> list[str]:
         "label-free side has its own noise, which the benchmark's one focus passage per "
         "chunking cannot measure.",
         "",
-        *_table(["corpus", *TARGET_WORDS.values()], rows),
+        *markdown_table(["corpus", *TARGET_WORDS.values()], rows),
     ]
 
 

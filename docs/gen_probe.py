@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gen_sampling import _commit, _owed, _table
+from gen_sampling import _commit, _owed, markdown_table
 
 PROBE_MARKER = "<!-- gen_results: probe questions against the real questions -->"
 LLM_TAU = "llm_writer_tau["
@@ -213,10 +213,10 @@ def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
         "the seeds, pooled as above, with the range in brackets; the targets are judged on the "
         "medians.",
         "",
-        *_table(["writer", *header], pooled_rows),
+        *markdown_table(["writer", *header], pooled_rows),
         "Per corpus (median τ over the seeds, range in brackets):",
         "",
-        *_table(["corpus", "writer", *header], corpus_rows),
+        *markdown_table(["corpus", "writer", *header], corpus_rows),
     ]
 
 
@@ -298,16 +298,16 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         "",
         "**Pooled** (mean of the corpora's τ; pairs summed)",
         "",
-        *_table(["writer", *header], _pooled_rows(record, measures)),
+        *markdown_table(["writer", *header], _pooled_rows(record, measures)),
         *seeds_section(record, measures),
         *reading_guide(record),
         "**Per corpus** (τ · agreeing/pairs)",
         "",
-        *_table(["corpus", "writer", *header], _corpus_rows(record, measures)),
+        *markdown_table(["corpus", "writer", *header], _corpus_rows(record, measures)),
         "**What each writer cost** (writing, filtering, retrieval and measures; the chunkings' "
         "passages already embedded)",
         "",
-        *_table(
+        *markdown_table(
             ["corpus", "writer", "questions written", "LLM requests", "time"],
             _cost_rows(record),
         ),

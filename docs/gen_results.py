@@ -32,7 +32,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_intervals
 import gen_probe
 import gen_sampling
+from gen_sampling import markdown_table as table
 from gen_tracks import PARTIAL, TRACKS_MARKER, TRACKS_PAGE, tracks_from
 
 REPO = Path(__file__).resolve().parents[1]
@@ -267,12 +268,6 @@ def _skipped(item: Any) -> str:
 
 
 # --- Markdown ---------------------------------------------------------------------------------
-
-
-def table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return [*lines, ""]
 
 
 def folded(title: str, lines: list[str], limit: int = DETAILS_ROWS) -> list[str]:

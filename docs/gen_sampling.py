@@ -16,6 +16,7 @@ A missing record gives a "Figures owed" note naming the make target that writes 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from typing import Any
 
 PRECISION_MARKER = "<!-- gen_results: HOPE's precision by sample size -->"
@@ -52,7 +53,8 @@ def _owed(record_name: str, target: str) -> list[str]:
     ]
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def markdown_table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    """A markdown table and the blank line after it (every generated page's tables)."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return [*lines, ""]
@@ -131,7 +133,7 @@ def _curve_table(block: dict[str, Any], targets: list[str]) -> list[str]:
         ]
         for point in curve
     ]
-    return _table(header, rows)
+    return markdown_table(header, rows)
 
 
 def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
@@ -210,7 +212,7 @@ def precision_sample_section(record: dict[str, Any] | None) -> list[str]:
             "error: the median over the draws)",
             "",
         ]
-        lines += _table(header, rows)
+        lines += markdown_table(header, rows)
     return lines
 
 
@@ -501,7 +503,7 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
         measured = (block.get("provenance") or {}).get("commit")
         at = f"; commit `{measured[:7]}`" if measured else ""
         lines += [f"**{title}** ({what}; full run: {full.get('requests')} requests{at})", ""]
-        lines += _table(header, _run_rows(block["runs"]))
+        lines += markdown_table(header, _run_rows(block["runs"]))
         repeats = [
             len((r.get("orders") or {}).get("order_seeds") or []) for r in block["runs"].values()
         ]

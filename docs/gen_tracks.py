@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gen_sampling import TARGET_WORDS, _commit, _table
+from gen_sampling import TARGET_WORDS, _commit, markdown_table
 
 
 def _signed(value: Any) -> str:
@@ -143,7 +143,7 @@ def tracks_section(
     header = ["", "pooled (mean)", *corpora]
     targets = pooled.get("targets_with_length") or {}
     lines += ["**The labelled targets themselves** against the mean passage length:", ""]
-    lines += _table(
+    lines += markdown_table(
         header,
         [
             [
@@ -178,7 +178,7 @@ def tracks_section(
                     ),
                 ]
             )
-        lines += [f"{heading} {label}", "", *_table(header, rows)]
+        lines += [f"{heading} {label}", "", *markdown_table(header, rows)]
         lines += [tracks_sentence(label, pooled, score), ""]
     return lines
 
