@@ -219,10 +219,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     bench_run = harness.start(None if argv is None else [__file__, *argv])
     started = time.perf_counter()
-    taus = [round(float(t), 6) for t in args.true_taus.split(",")]
-    ratios = [float(r) for r in args.se_ratios.split(",")]
     # Snap each true τ to the value 7 chunkers can take (k/21), so that coverage is exact.
-    taus = [round(round(t * 21) / 21, 12) for t in taus]
+    taus = [round(round(float(t) * 21) / 21, 12) for t in args.true_taus.split(",")]
+    ratios = [float(r) for r in args.se_ratios.split(",")]
     cells = []
     # Both columns noisy (a score against a labelled target), and the target exact (a score
     # against the mean passage length, as in hope.labelled.passage_length).
