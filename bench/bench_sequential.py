@@ -77,6 +77,7 @@ from workloads import chunkers, mirror_documents, select, simulated_llm, simulat
 TARGETS = {"agreement": 0.95, "request_share": 0.25}
 PARTS = "simulated,replayed"
 ALL_PARTS = {"simulated", "replayed", "sample"}
+PART_SECTIONS = ("simulated", "embedded_replayed", "embedded_sample")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -118,7 +119,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=PARTS,
         help="simulated, replayed (the default, both) and/or sample; parts other than the "
         "default pair are added to the record at --output as sections with their own "
-        "provenance, keeping the other parts'",
+        "provenance, keeping the other parts'; a run of the default pair keeps the sample "
+        "section too (it has its own provenance)",
     )
     parser.add_argument("--output", default="bench/results/sequential.json")
     parser.add_argument(
@@ -687,6 +689,24 @@ HEADER = {
 }
 
 
+def kept_sections(output: Path | str, sections: dict[str, Any]) -> dict[str, Any]:
+    """The sections of the record at ``output`` that this run does not write and that carry
+    their own provenance (a part run on its own, such as the sample experiment's hours): a run of
+    the default parts keeps them rather than dropping them with the old record."""
+    path = Path(output)
+    if not path.is_file():
+        return {}
+    old = json.loads(path.read_text(encoding="utf-8"))
+    return {
+        key: value
+        for key, value in old.items()
+        if key in PART_SECTIONS
+        and key not in sections
+        and isinstance(value, dict)
+        and "provenance" in value
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     run = harness.start(argv)
@@ -710,7 +730,9 @@ def main(argv: list[str] | None = None) -> int:
     if "sample" in parts:
         sections["embedded_sample"] = sample(args, run)
     if args.parts == PARTS:
-        run.write_record(args.output, {**HEADER, **sections})
+        run.write_record(
+            args.output, {**HEADER, **sections, **kept_sections(args.output, sections)}
+        )
     else:
         # One part into the record: the other part's section keeps its own provenance block.
         for key, section in sections.items():

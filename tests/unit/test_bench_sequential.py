@@ -252,3 +252,27 @@ def test_the_first_rounds_share_is_counted_from_the_recorded_populations():
     assert found["full_requests"] == 12 * (10 + 3) + 2 * 20 + 20 == 216
     assert found["request_share"] == 144 / 216
     assert first_round({}, n_questions=5) is None
+
+
+def test_a_run_of_the_default_parts_keeps_a_section_run_on_its_own(tmp_path):
+    import json
+
+    from bench_sequential import kept_sections
+
+    output = tmp_path / "sequential.json"
+    assert kept_sections(output, {}) == {}
+    sample = {"provenance": {"commit": "abc"}, "full": {"requests": 7}}
+    output.write_text(
+        json.dumps(
+            {
+                "provenance": {"commit": "old"},
+                "simulated": {"runs": {}},  # the default parts' own: rewritten, not kept
+                "embedded_sample": sample,
+                "embedded_replayed": {"runs": {}},  # no provenance of its own: not kept
+            }
+        ),
+        encoding="utf-8",
+    )
+    fresh = {"simulated": {"runs": {"0.1": {}}}}
+    assert kept_sections(output, fresh) == {"embedded_sample": sample}
+    assert kept_sections(output, {**fresh, "embedded_sample": {"new": 1}}) == {}
