@@ -421,16 +421,16 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
         (
             lambda r: r[1] >= want_agreement,
             (cheapest, best),
-            "agreement ≥ {agreement:.0%} needs {s:.0%} of the requests at the least "
+            "agreement ≥ {agreement:.0%} needs {s:.1%} of the requests at the least "
             "(ε {e}: {a:.1%})",
-            "no ε reaches agreement ≥ {agreement:.0%} (best {a:.1%} at ε {e}, {s:.0%} of the "
+            "no ε reaches agreement ≥ {agreement:.0%} (best {a:.1%} at ε {e}, {s:.1%} of the "
             "requests)",
         ),
         (
             lambda r: r[0] <= want_share,
             (best, cheapest),
-            "within {share:.0%} of the requests the best agreement is {a:.1%} (ε {e}: {s:.0%})",
-            "no ε stays within {share:.0%} of the requests (fewest {s:.0%} at ε {e}, "
+            "within {share:.0%} of the requests the best agreement is {a:.1%} (ε {e}: {s:.1%})",
+            "no ε stays within {share:.0%} of the requests (fewest {s:.1%} at ε {e}, "
             "agreement {a:.1%})",
         ),
     )
@@ -444,13 +444,16 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
             )
         )
     both = [r for r in rows if r[0] <= want_share and r[1] >= want_agreement]
-    verdict = "both targets are met at one ε" if both else "no ε meets both targets"
+    met_at = " and ".join(", ".join(e for *_, e, _r in both).rsplit(", ", 1))
+    verdict = f"both targets are met at ε {met_at}" if both else "no ε meets both targets"
     if both and all(r[3].get("orders") for r in both):
         verdict += (
             " ("
             + "; ".join(
                 f"ε {e}: {run['orders']['both_met']} of {len(run['orders']['order_seeds'])} draw "
-                "orders meet both by themselves"
+                "orders meet both by themselves, agreement "
+                f"{run['orders']['agreement']['min']:.1%}–{run['orders']['agreement']['max']:.1%}"
+                " over the orders"
                 for _s, _a, e, run in both
             )
             + ")"

@@ -188,8 +188,8 @@ def test_the_frontier_names_the_cheapest_epsilon_reaching_agreement_and_the_best
         "0.2": _sequential_run(0.24, 0.868),
     }
     assert sequential_frontier(runs, TARGETS) == (
-        "Across ε: agreement ≥ 95% needs 50% of the requests at the least (ε 0.05: 96.8%); "
-        "within 25% of the requests the best agreement is 86.8% (ε 0.2: 24%); "
+        "Across ε: agreement ≥ 95% needs 50.0% of the requests at the least (ε 0.05: 96.8%); "
+        "within 25% of the requests the best agreement is 86.8% (ε 0.2: 24.0%); "
         "no ε meets both targets."
     )
 
@@ -197,19 +197,24 @@ def test_the_frontier_names_the_cheapest_epsilon_reaching_agreement_and_the_best
 def test_the_frontier_when_no_epsilon_reaches_either_target_or_one_reaches_both():
     runs = {"0.05": _sequential_run(0.52, 0.925), "0.2": _sequential_run(0.30, 0.871)}
     assert sequential_frontier(runs, TARGETS) == (
-        "Across ε: no ε reaches agreement ≥ 95% (best 92.5% at ε 0.05, 52% of the requests); "
-        "no ε stays within 25% of the requests (fewest 30% at ε 0.2, agreement 87.1%); "
+        "Across ε: no ε reaches agreement ≥ 95% (best 92.5% at ε 0.05, 52.0% of the requests); "
+        "no ε stays within 25% of the requests (fewest 30.0% at ε 0.2, agreement 87.1%); "
         "no ε meets both targets."
     )
     runs["0.3"] = _sequential_run(0.20, 0.96)
-    assert sequential_frontier(runs, TARGETS).endswith("both targets are met at one ε.")
+    assert sequential_frontier(runs, TARGETS).endswith("both targets are met at ε 0.3.")
+    runs["0.4"] = _sequential_run(0.18, 0.955)
+    runs["0.5"] = _sequential_run(0.16, 0.951)
+    assert sequential_frontier(runs, TARGETS).endswith(
+        "both targets are met at ε 0.3, 0.4 and 0.5."
+    )
 
 
 def test_the_frontier_names_the_loosest_epsilon_among_equal_shares():
     runs = {e: _sequential_run(1.0, 1.0) for e in ("0.02", "0.03", "0.05")}
     runs["0.1"] = _sequential_run(0.875, 0.929)
     assert sequential_frontier(runs, TARGETS).startswith(
-        "Across ε: agreement ≥ 95% needs 100% of the requests at the least (ε 0.05: 100.0%); "
+        "Across ε: agreement ≥ 95% needs 100.0% of the requests at the least (ε 0.05: 100.0%); "
     )
 
 
@@ -262,9 +267,10 @@ def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting
     ) in text
     assert "the median over 3 draw orders (`hope.sampling.order_seed` 0–2" in text
     assert sequential_frontier({"0.15": run}, TARGETS) == (
-        "Across ε: agreement ≥ 95% needs 24% of the requests at the least (ε 0.15: 95.0%); "
-        "within 25% of the requests the best agreement is 95.0% (ε 0.15: 24%); "
-        "both targets are met at one ε (ε 0.15: 2 of 3 draw orders meet both by themselves)."
+        "Across ε: agreement ≥ 95% needs 24.0% of the requests at the least (ε 0.15: 95.0%); "
+        "within 25% of the requests the best agreement is 95.0% (ε 0.15: 24.0%); "
+        "both targets are met at ε 0.15 (ε 0.15: 2 of 3 draw orders meet both by themselves, "
+        "agreement 93.0%–96.0% over the orders)."
     )
     record["simulated"]["first_round"] = {
         "round_focus_passages": 8,
