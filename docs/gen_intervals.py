@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gen_sampling import TARGET_WORDS, _commit, _owed, markdown_table
+from gen_markdown import TARGET_WORDS, figures_owed, markdown_table, short_commit
 
 INTERVALS_MARKER = "<!-- gen_results: coverage of the tau intervals -->"
 METHODS = {"percentile": "percentile (the benchmark's)", "bias_corrected": "bias-corrected"}
@@ -32,12 +32,12 @@ def intervals_section(
     record: dict[str, Any] | None, labelled: dict[str, Any] | None = None
 ) -> list[str]:
     if not record:
-        return _owed("tau_intervals", "make bench-tau-intervals")
+        return figures_owed("tau_intervals", "make bench-tau-intervals")
     settings = record.get("settings") or {}
     cells = record.get("cells") or []
     nominal = float(settings.get("confidence", 0.95))
     lines = [
-        f"From `bench/results/tau_intervals.json` (commit `{_commit(record)}`): "
+        f"From `bench/results/tau_intervals.json` (commit `{short_commit(record)}`): "
         f"{settings.get('chunkers')} chunkers, {settings.get('questions')} questions and "
         f"{settings.get('items')} items per chunking, {settings.get('resamples')} replicates, "
         f"{settings.get('repetitions')} simulated corpora per row. `se ratio`: a chunker mean's "
@@ -110,7 +110,7 @@ def noise_ratio_lines(labelled: dict[str, Any] | None) -> list[str]:
         return []
     return [
         f"Which rows apply: the noise ratio of the labelled targets on each corpus of "
-        f"`bench/results/labelled.json` (commit `{_commit(labelled)}`), in the simulation's "
+        f"`bench/results/labelled.json` (commit `{short_commit(labelled)}`), in the simulation's "
         "terms: the median standard error of a chunker's mean, with each question's mean over "
         "the chunkers taken out, over the median gap between neighbouring chunker means. The "
         "label-free side has its own noise, which the benchmark's one focus passage per "

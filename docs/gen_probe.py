@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gen_sampling import _commit, _owed, markdown_table
+from gen_markdown import figures_owed, markdown_table, short_commit
 
 PROBE_MARKER = "<!-- gen_results: probe questions against the real questions -->"
 LLM_TAU = "llm_writer_tau["
@@ -283,11 +283,11 @@ def reading_guide(record: dict[str, Any]) -> list[str]:
 
 def probe_section(record: dict[str, Any] | None) -> list[str]:
     if not record:
-        return _owed("probe", "make bench-probe")
+        return figures_owed("probe", "make bench-probe")
     measures = _measures(record)
     header = [MEASURE_WORDS.get(m, m) for m in measures]
     lines = [
-        f"From `bench/results/probe.json` (commit `{_commit(record)}`; LLM writers' sections "
+        f"From `bench/results/probe.json` (commit `{short_commit(record)}`; LLM writers' sections "
         "with their own commits, in the record). Each cell: Kendall τ across the chunkers between "
         "the ranking on the probe questions and on the real questions, its 95 % bootstrap interval "
         "(pooled rows), and the real questions' significant pairs that the probe orders alike "

@@ -16,8 +16,8 @@ the labelled record in place of a marker line (``docs/gen_tracks.py``): per sub-
 the mean passage length and the partial τ with each labelled target given it, and a sentence
 read off the intervals. Its
 sections on precision by sample size and on the sequential rule come the same way from the
-precision and sequential records (``docs/gen_sampling.py``); the probe page's comparison of
-probe and real questions from the probe record (``docs/gen_probe.py``).
+precision and sequential records (``docs/gen_precision.py``, ``docs/gen_sequential.py``); the
+probe page's comparison of probe and real questions from the probe record (``docs/gen_probe.py``).
 
 A record's provenance is read from its ``provenance`` block. A record without one (written
 before the block existed) shows whatever it holds of ``commit``, ``code``, ``git``, ``machine``
@@ -41,9 +41,10 @@ from typing import Any
 # The HOPE page's sample-size sections live beside this script (mkdocs-gen-files runs it by path).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_intervals
+import gen_precision
 import gen_probe
-import gen_sampling
-from gen_sampling import markdown_table as table
+import gen_sequential
+from gen_markdown import markdown_table as table
 from gen_tracks import PARTIAL, TRACKS_MARKER, TRACKS_PAGE, tracks_from
 
 REPO = Path(__file__).resolve().parents[1]
@@ -430,13 +431,13 @@ def tracks_page(all_records: dict[str, dict[str, Any]]) -> str:
         TRACKS_PAGE,
         {
             TRACKS_MARKER: tracks_from(all_records),
-            gen_sampling.PRECISION_MARKER: gen_sampling.precision_section(
+            gen_precision.PRECISION_MARKER: gen_precision.precision_section(
                 all_records.get("precision")
             ),
-            gen_sampling.PRECISION_SAMPLE_MARKER: gen_sampling.precision_sample_section(
+            gen_precision.PRECISION_SAMPLE_MARKER: gen_precision.precision_sample_section(
                 all_records.get("precision_sample")
             ),
-            gen_sampling.SEQUENTIAL_MARKER: gen_sampling.sequential_section(
+            gen_sequential.SEQUENTIAL_MARKER: gen_sequential.sequential_section(
                 all_records.get("sequential")
             ),
         },
@@ -649,8 +650,10 @@ def generate(
     with opener(LABELLED_PAGE, "w") as out:
         out.write(labelled_page(all_records))
     figures = {
-        gen_sampling.PRECISION_FIGURE: gen_sampling.precision_figure(all_records.get("precision")),
-        gen_sampling.PRECISION_SAMPLE_FIGURE: gen_sampling.precision_sample_figure(
+        gen_precision.PRECISION_FIGURE: gen_precision.precision_figure(
+            all_records.get("precision")
+        ),
+        gen_precision.PRECISION_SAMPLE_FIGURE: gen_precision.precision_sample_figure(
             all_records.get("precision_sample")
         ),
     }

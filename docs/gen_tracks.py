@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gen_sampling import TARGET_WORDS, _commit, markdown_table
+from gen_markdown import TARGET_WORDS, markdown_table, short_commit
 
 
 def _signed(value: Any) -> str:
@@ -116,7 +116,7 @@ def tracks_section(
     pooled = (record or {}).get("pooled_passage_length")
     if not pooled or not pooled.get("tau_with_length"):
         if record:
-            commit = _commit(record)
+            commit = short_commit(record)
             state = f"{source} (commit `{commit}`) predates this analysis"
         else:
             state = f"there is no {source}"
@@ -130,7 +130,7 @@ def tracks_section(
     names = pooled["tau_with_length"]
     profile = next((p for p in profiles if f"hope[{p}]" in names), None)
     corpora = [c for c, e in (record.get("corpora") or {}).items() if e.get("passage_length")]
-    commit = _commit(record)
+    commit = short_commit(record)
     lines = [
         f"From {source} (commit `{commit}`; {len(record.get('chunkers') or [])} chunkers on "
         f"{len(corpora)} {'corpus' if len(corpora) == 1 else 'corpora'}: {', '.join(corpora)}). "

@@ -12,13 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "docs"))
-from gen_sampling import (  # noqa: E402
+from gen_precision import (  # noqa: E402
     precision_sample_figure,
     precision_sample_section,
     precision_section,
-    sequential_frontier,
-    sequential_section,
 )
+from gen_sequential import sequential_frontier, sequential_section  # noqa: E402
 
 from bench_precision import main, pooled_curve  # noqa: E402
 
