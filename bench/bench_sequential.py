@@ -41,20 +41,18 @@ contradict, and, as context for the agreement target, the agreement of a second 
 another seed (``full_seed_1``): the decisions of two full runs differ too.
 
 Targets (issue 34): agreement >= 95 % with <= 25 % of the full run's requests, on every workload.
-Output: bench/results/sequential.json (``make bench-sequential``).
+Output: bench/results/sequential.json (``make bench-sequential``). What the workloads share is in
+``sequential_runs.py``, the sample experiment's workload in ``sequential_sample.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
-import math
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -66,15 +64,25 @@ from sampling_stats import (
     agreement,
     decisions,
     hope_of,
-    items_of,
     load_items_records,
     replay_sequential,
     requests_for,
     scored_chunkings,
 )
+from sequential_runs import (
+    TARGETS,
+    by_document,
+    chunked_pairs,
+    disjoint_contradicted,
+    first_round,
+    over_orders,
+    per_document,
+    sampling,
+    summarise,
+)
+from sequential_sample import sample
 from workloads import chunkers, mirror_documents, select, simulated_llm, simulated_server
 
-TARGETS = {"agreement": 0.95, "request_share": 0.25}
 PARTS = "simulated,replayed"
 ALL_PARTS = {"simulated", "replayed", "sample"}
 PART_SECTIONS = ("simulated", "embedded_replayed", "embedded_sample")
@@ -130,190 +138,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "record bench/bench_precision.py reads (bench/results/precision_items_sample.json)",
     )
     return parser.parse_args(argv)
-
-
-def sampling(
-    args: argparse.Namespace, epsilon: float, replay: bool = False, order_seed: int | None = None
-) -> dict[str, Any]:
-    return {
-        **({} if order_seed is None else {"order_seed": order_seed}),
-        "mode": "sequential",
-        "alpha": args.alpha,
-        "epsilon": epsilon,
-        "round_focus_passages": (
-            args.replay_round_focus_passages if replay else args.round_focus_passages
-        ),
-        "round_segments": args.replay_round_segments if replay else args.round_segments,
-    }
-
-
-def disjoint_contradicted(
-    records: dict[str, dict[str, Any]], full_scores: dict[str, float]
-) -> tuple[int, int]:
-    """(comparisons the rule decided, of which the full run's scores order the other way)."""
-    made = wrong = 0
-    for a, b in itertools.combinations(sorted(records), 2):
-        if not (math.isfinite(full_scores[a]) and math.isfinite(full_scores[b])):
-            continue  # a chunking whose full-run HOPE is undefined orders nothing
-        ia, ib = records[a]["intervals"]["hope"], records[b]["intervals"]["hope"]
-        if ia[0] > ib[1] or ib[0] > ia[1]:
-            made += 1
-            wrong += (ia[0] > ib[1]) != (full_scores[a] > full_scores[b])
-    return made, wrong
-
-
-def summarise(per_doc: list[dict[str, Any]], requests: int, full_requests: int) -> dict[str, Any]:
-    totals: dict[str, int] = defaultdict(int)
-    for doc in per_doc:
-        for key, value in doc["agreement"].items():
-            if key != "agreement" and isinstance(value, int):
-                totals[key] += value
-    stopped: dict[str, int] = defaultdict(int)
-    for doc in per_doc:
-        for reason in doc["stopped"].values():
-            stopped[reason] += 1
-    share = requests / full_requests if full_requests else None
-    agree = totals["agreeing"] / totals["pairs"] if totals["pairs"] else None
-    return {
-        "requests": requests,
-        "request_share": share,
-        "decisions": {**totals, "agreement": agree},
-        "rule_decided": sum(d["rule_decided"] for d in per_doc),
-        "rule_decided_contradicted": sum(d["rule_contradicted"] for d in per_doc),
-        "stopped": dict(stopped),
-        "targets_met": {
-            "agreement": agree is not None and agree >= TARGETS["agreement"],
-            "request_share": share is not None and share <= TARGETS["request_share"],
-        },
-    }
-
-
-# What each draw order keeps of its run (the default order keeps everything).
-ORDER_SUMMARY = (
-    "requests",
-    "request_share",
-    "decisions",
-    "rule_decided",
-    "rule_decided_contradicted",
-    "stopped",
-    "targets_met",
-)
-
-
-def over_orders(orders: int, measure) -> dict[str, Any]:
-    """One ε's runs for draw orders 0..``orders``-1 (``measure(order_seed)``, a run's summary):
-    the default order's (0's) run in full, and under ``orders`` each order's summary, the median
-    and spread of request share and agreement, the targets judged on those medians and how many
-    orders meet both."""
-    if orders < 1:
-        raise SystemExit(f"--orders must be at least 1, got {orders}")
-    found = [(seed, measure(seed)) for seed in range(orders)]
-    shares = [run["request_share"] for _, run in found]
-    agreements = [run["decisions"]["agreement"] for _, run in found]
-    block: dict[str, Any] = {
-        "order_seeds": [seed for seed, _ in found],
-        "request_share": harness.spread(shares),
-        "agreement": harness.spread([a for a in agreements if a is not None])
-        if any(a is not None for a in agreements)
-        else None,
-        "both_met": sum(all(run["targets_met"].values()) for _, run in found),
-        "runs": [
-            {"order_seed": seed, **{key: run.get(key) for key in ORDER_SUMMARY}}
-            for seed, run in found
-        ],
-    }
-    block["targets_met"] = {
-        "request_share": block["request_share"]["median"] <= TARGETS["request_share"],
-        "agreement": block["agreement"] is not None
-        and block["agreement"]["median"] >= TARGETS["agreement"],
-    }
-    return {**found[0][1], "orders": block}
-
-
-def first_round(runs: dict[str, Any], n_questions: int) -> dict[str, Any] | None:
-    """What the first round alone asks for, as a share of the full run, both counted from the
-    populations the runs record (``requests_for``): no ε can send less with these round sizes."""
-    run = next(iter(runs.values()), None)
-    if not run or not run.get("documents"):
-        return None
-    rounds = run["sampling"]
-    first = full = 0
-    for document in run["documents"]:
-        populations = {c: drawn[1] for c, drawn in document["drawn"].items()}
-        firsts = {
-            c: {
-                "focus_passages": min(rounds["round_focus_passages"], p["focus_passages"]),
-                "segments": min(rounds["round_segments"], p["segments"]),
-            }
-            for c, p in populations.items()
-        }
-        first += requests_for(firsts, n_questions, max(f["segments"] for f in firsts.values()))
-        full += requests_for(
-            populations, n_questions, max(p["segments"] for p in populations.values())
-        )
-    return {
-        "round_focus_passages": rounds["round_focus_passages"],
-        "round_segments": rounds["round_segments"],
-        "requests": first,
-        "full_requests": full,
-        "request_share": first / full if full else None,
-        "counted": f"from the populations: 2 + 2 x {n_questions} questions per focus passage, "
-        "1 per segment and chunking, each segment's quadruple once per document",
-    }
-
-
-def chunked_pairs(cache, documents, chunker_list):
-    """(document, chunker name, passages) for every pair, a document's chunkings together (as the
-    ``hope`` stage scores them), the passages from the cache where it has them."""
-    from hope.core.chunk_cache import cached_chunks
-    from hope.pipeline.chunk_step import chunk_pair
-
-    for document in documents:
-        for chunker in chunker_list:
-            records = cached_chunks(
-                cache,
-                chunker.config,
-                document,
-                lambda chunker=chunker, document=document: chunk_pair(chunker, document),
-            )
-            yield document, chunker.name, records
-
-
-def by_document(scored) -> dict[str, dict[str, Any]]:
-    """Scored pairs by document and chunker: items, HOPE and the sampling record."""
-    found: dict[str, dict[str, Any]] = defaultdict(dict)
-    for document, chunker, result in scored:
-        found[document["doc_id"]][chunker] = {
-            "items": items_of(result),
-            "hope": result.hope,
-            "sampling": result.sampling,
-        }
-    return found
-
-
-def per_document(
-    seq: dict[str, dict[str, Any]],
-    full: dict[str, dict[str, Any]],
-    full_decisions: dict[str, dict[Any, int]],
-) -> list[dict[str, Any]]:
-    """Per document of a scored sequential run: its decisions against the full run's, why each
-    chunking stopped, what it drew, and the rule's own decided comparisons (and contradictions)."""
-    per_doc = []
-    for doc, chunks in seq.items():
-        found = decisions({c: v["items"] for c, v in chunks.items()})
-        records = {c: v["sampling"] for c, v in chunks.items()}
-        made, wrong = disjoint_contradicted(records, {c: v["hope"] for c, v in full[doc].items()})
-        per_doc.append(
-            {
-                "doc_id": doc,
-                "agreement": agreement(full_decisions[doc], found),
-                "stopped": {c: r["stopped"] for c, r in records.items()},
-                "drawn": {c: [r["drawn"], r["population"]] for c, r in records.items()},
-                "rule_decided": made,
-                "rule_contradicted": wrong,
-            }
-        )
-    return per_doc
 
 
 # --- simulated paper workload --------------------------------------------------------------------
@@ -507,178 +331,6 @@ def replay_run(
             }
         )
     return {**summarise(per_doc, requests, full_requests), "documents": per_doc}
-
-
-# --- embedded model, the sample experiment -------------------------------------------------------
-
-SAMPLE_PAPER_COUNTS = [
-    "experiment=sample",
-    "hope.focus_passages=null",
-    "hope.concept_unity.n_items=5",
-    "hope.semantic_independence.n_questions=5",
-    "hope.information_preservation.n_segments=20",
-    "tracking=none",
-    # every run makes its calls: a pair's finished result is not read back from the cache
-    "cache.reuse_results=false",
-]
-
-
-def sample_config(cache_path: Path, sampling_cfg: dict[str, Any] | None):
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from hope.pipeline import CONF_DIR
-    from hope.pipeline.config_schema import validate_run_config
-
-    overrides = [*SAMPLE_PAPER_COUNTS, f"cache.path={cache_path}"]
-    for key, value in (sampling_cfg or {}).items():
-        overrides.append(f"hope.sampling.{key}={value}")
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        cfg = compose("config", overrides=overrides)
-    return validate_run_config(OmegaConf.to_container(cfg, resolve=True))
-
-
-def score_sample(config, work: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """Every (document, chunker) pair of the sample experiment under ``config``: items, HOPE and
-    sampling record per pair, and the LLM usage (calls = requests sent + cache hits)."""
-    from hope.models.factory import build_evaluator
-    from hope.pipeline.run import load_documents, locate_documents, select_chunkers
-    from hope.pipeline.score_step import score_pair_stream
-
-    path, _origin = locate_documents(config, work)
-    documents = load_documents(path, config.data.doc_ids)
-    chunker_list = select_chunkers(config)
-    evaluator = build_evaluator(config)
-    # The distinct requests the run asks for: what it would send cold (first attempts; the pairs
-    # of a document share their segments' questions, so calls repeat requests).
-    asked: set[str] = set()
-    lookup = evaluator.llm.lookup
-
-    def counting_lookup(key, *rest, **options):
-        asked.add(key)
-        return lookup(key, *rest, **options)
-
-    evaluator.llm.lookup = counting_lookup
-
-    started = time.perf_counter()
-    scored = asyncio.run(
-        score_pair_stream(
-            evaluator,
-            chunked_pairs(evaluator.llm.cache, documents, chunker_list),
-            total=len(documents) * len(chunker_list),
-            parallel_pairs=config.scoring.parallel_pairs,
-            progress=True,
-        )
-    )
-    wall = time.perf_counter() - started
-    by_doc = by_document(scored)
-    usage = evaluator.llm.usage.to_dict()
-    asyncio.run(evaluator.llm.aclose())
-    return by_doc, {
-        "requests": len(asked),
-        "calls": usage["requests"] + usage["cache_hits"],
-        "requests_sent": usage["requests"],
-        "cache_hits": usage["cache_hits"],
-        "failures": usage["failures"],
-        "wall_s": round(wall, 1),
-        "documents": [d["doc_id"] for d in documents],
-        "chunkers": [c.name for c in chunker_list],
-    }
-
-
-def sample_items(
-    full: dict[str, dict[str, Any]], config: Any, section: dict[str, Any]
-) -> dict[str, Any]:
-    """The full run's items in the shape of ``bench_labelled``'s records, each document a
-    "corpus" of its chunkings (no labelled targets), for ``bench_precision.py``."""
-    hope = config.hope
-    return {
-        "benchmark": "HOPE's items on the sample experiment at the paper's counts (issue 34)",
-        "settings": {
-            "experiment": section["experiment"],
-            "overrides": section["overrides"],
-            "embedder": f"{config.embedder.get('backend')}:{config.embedder.get('model')}",
-            "hope_size": {
-                "focus_passages": "every passage",
-                "statements": hope.concept_unity.n_items,
-                "questions": hope.semantic_independence.n_questions,
-                "segments": hope.information_preservation.n_segments,
-            },
-            "profile": hope.profile,
-        },
-        "llm": section["full_cold"],
-        "corpora": {
-            doc: {
-                "chunkers": {
-                    name: {
-                        "hope": {
-                            hope.profile: {
-                                "status": "ok"
-                                if scored["hope"] is not None and math.isfinite(scored["hope"])
-                                else "undefined",
-                                "hope": scored["hope"],
-                                "items": scored["items"],
-                            }
-                        }
-                    }
-                    for name, scored in sorted(chunks.items())
-                }
-            }
-            for doc, chunks in full.items()
-        },
-    }
-
-
-def sample(args: argparse.Namespace, run: harness.Run) -> dict[str, Any]:
-    work = Path(args.work_dir or tempfile.mkdtemp(prefix="hope-bench-sequential-sample-"))
-    work.mkdir(parents=True, exist_ok=True)
-    cache_path = work / "sample.sqlite"
-    print("sample: full run (cold where the cache lacks answers)", file=sys.stderr)
-    full_config = sample_config(cache_path, None)
-    _cold, cold_usage = score_sample(full_config, work)
-    # The same run again, now every answer from the cache: its calls are counted as the
-    # sequential runs' are, so the request share compares like with like.
-    full, full_usage = score_sample(full_config, work)
-    out: dict[str, Any] = {
-        "experiment": "sample",
-        "overrides": SAMPLE_PAPER_COUNTS,
-        "profile": "paper (every passage, 5 statements, 5 questions, 20 segments)",
-        "documents": full_usage.pop("documents"),
-        "chunkers": full_usage.pop("chunkers"),
-        "full_cold": {k: v for k, v in cold_usage.items() if k not in ("documents", "chunkers")},
-        "full": full_usage,
-        "runs": {},
-    }
-    if args.items_output:
-        run.write_record(args.items_output, sample_items(full, full_config, out))
-        print(f"wrote {args.items_output}", file=sys.stderr)
-    full_decisions = {
-        doc: decisions({c: v["items"] for c, v in chunks.items()}) for doc, chunks in full.items()
-    }
-    for epsilon in [float(e) for e in args.epsilons.split(",")]:
-
-        def measure(order_seed: int, epsilon: float = epsilon) -> dict[str, Any]:
-            print(f"sample: sequential, epsilon {epsilon}, order {order_seed}", file=sys.stderr)
-            cfg = sampling(args, epsilon, replay=True, order_seed=order_seed)
-            seq, seq_usage = score_sample(sample_config(cache_path, cfg), work)
-            per_doc = per_document(seq, full, full_decisions)
-            return {
-                "wall_s": seq_usage["wall_s"],
-                "failures": seq_usage["failures"],
-                "requests_sent": seq_usage["requests_sent"],
-                "calls": seq_usage["calls"],
-                **summarise(per_doc, seq_usage["requests"], full_usage["requests"]),
-                "documents": per_doc,
-            }
-
-        out["runs"][str(epsilon)] = {
-            "sampling": sampling(args, epsilon, replay=True),
-            **over_orders(args.orders, measure),
-        }
-    out["first_round"] = first_round(
-        out["runs"], full_config.hope.semantic_independence.n_questions
-    )
-    return out
 
 
 HEADER = {

@@ -11,7 +11,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_sequential import first_round, over_orders, sample_config  # noqa: E402
+from sequential_runs import first_round, over_orders  # noqa: E402
+from sequential_sample import sample_config  # noqa: E402
 
 SEQUENTIAL = {
     "mode": "sequential",
@@ -72,8 +73,8 @@ LOW = {
 
 
 def test_per_document_compares_a_sequential_run_with_the_full_run():
-    from bench_sequential import per_document
     from sampling_stats import decisions
+    from sequential_runs import per_document
 
     full = {"d": {"a": _scored(HIGH, 0.9, (0.8, 1.0), ""), "b": _scored(LOW, 0.1, (0, 0.2), "")}}
     full_decisions = {"d": decisions({c: v["items"] for c, v in full["d"].items()})}
@@ -101,7 +102,7 @@ def test_per_document_compares_a_sequential_run_with_the_full_run():
 
 def test_the_full_runs_items_are_kept_as_a_source_for_the_precision_benchmark(tmp_path):
     from bench_precision import corpus_chunkings, labelled_targets
-    from bench_sequential import SAMPLE_PAPER_COUNTS, sample_items
+    from sequential_sample import SAMPLE_PAPER_COUNTS, sample_items
 
     items_a = {
         "concept_unity": [0.5, 0.7],
