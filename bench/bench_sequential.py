@@ -85,7 +85,6 @@ from workloads import chunkers, mirror_documents, select, simulated_llm, simulat
 
 PARTS = "simulated,replayed"
 ALL_PARTS = {"simulated", "replayed", "sample"}
-PART_SECTIONS = ("simulated", "embedded_replayed", "embedded_sample")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -131,6 +130,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "section too (it has its own provenance)",
     )
     parser.add_argument("--output", default="bench/results/sequential.json")
+    parser.add_argument(
+        "--sample-section",
+        default="embedded_sample",
+        help="sample part: the record's section it writes; another name keeps the default one, "
+        "e.g. embedded_sample_small_rounds for a run with other --replay-round-* sizes",
+    )
     parser.add_argument(
         "--items-output",
         default=None,
@@ -352,7 +357,7 @@ def kept_sections(output: Path | str, sections: dict[str, Any]) -> dict[str, Any
     return {
         key: value
         for key, value in old.items()
-        if key in PART_SECTIONS
+        if key != "provenance"
         and key not in sections
         and isinstance(value, dict)
         and "provenance" in value
@@ -380,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
     if "sample" in parts:
-        sections["embedded_sample"] = sample(args, run)
+        sections[args.sample_section] = sample(args, run)
     if args.parts == PARTS:
         run.write_record(
             args.output, {**HEADER, **sections, **kept_sections(args.output, sections)}

@@ -441,3 +441,14 @@ def test_the_sample_experiments_curve_is_drawn_from_its_pooled_curve(tmp_path):
     assert precision_sample_figure(record).startswith(b"\x89PNG")
     assert precision_sample_figure({**record, "pooled": None}) is None
     assert precision_sample_figure(None) is None
+
+
+def test_the_sample_in_smaller_rounds_shows_only_where_the_record_has_it():
+    run = _sequential_run(0.28, 1.0)
+    run["decisions"]["reference_significant"] = 0
+    sample = {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.4": run}}
+    record = {"targets": TARGETS, "embedded_sample": sample}
+    assert "smaller rounds" not in "\n".join(sequential_section(record))
+    text = "\n".join(sequential_section({**record, "embedded_sample_small_rounds": sample}))
+    assert "**Embedded model (SmolLM2), the sample experiment in smaller rounds" in text
+    assert text.count("| 0.4 | 28% (missed) |") == 2

@@ -270,10 +270,14 @@ def test_a_run_of_the_default_parts_keeps_a_section_run_on_its_own(tmp_path):
                 "simulated": {"runs": {}},  # the default parts' own: rewritten, not kept
                 "embedded_sample": sample,
                 "embedded_replayed": {"runs": {}},  # no provenance of its own: not kept
+                "embedded_sample_small_rounds": sample,  # any other section run on its own
             }
         ),
         encoding="utf-8",
     )
     fresh = {"simulated": {"runs": {"0.1": {}}}}
-    assert kept_sections(output, fresh) == {"embedded_sample": sample}
-    assert kept_sections(output, {**fresh, "embedded_sample": {"new": 1}}) == {}
+    both = {"embedded_sample": sample, "embedded_sample_small_rounds": sample}
+    assert kept_sections(output, fresh) == both
+    assert kept_sections(output, {**fresh, "embedded_sample": {"new": 1}}) == {
+        "embedded_sample_small_rounds": sample
+    }
