@@ -173,8 +173,10 @@ bench-sequential: setup
 # run's items (bench/results/precision_items_sample.json). bench-precision-sample: the precision
 # by sample size drawn from those items, up to the full run itself
 # (bench/results/precision_sample.json). The same experiment in smaller rounds, into a section of
-# its own: ARGS="--sample-section embedded_sample_small_rounds --replay-round-focus-passages 1
-# --replay-round-segments 5 --epsilons 0.05,0.1,0.2,0.3,0.4" (from the cache of the cold run).
+# its own, from that cache (not through this target, whose --items-output would rewrite the items
+# record): .venv/bin/python bench/bench_sequential.py --parts sample --work-dir
+# .cache/hope/sequential-sample --sample-section embedded_sample_small_rounds
+# --replay-round-focus-passages 1 --replay-round-segments 5 --epsilons 0.05,0.1,0.2,0.3,0.4
 bench-sequential-sample: setup
 	$(BIN)/python bench/bench_sequential.py --parts sample \
 	  --work-dir .cache/hope/sequential-sample \
