@@ -240,9 +240,11 @@ def sequential_section(record: dict[str, Any] | None) -> list[str]:
             lines += [frontier, ""]
         first = block.get("first_round") or {}
         if first.get("request_share") is not None:
+            focus, segments = first.get("round_focus_passages"), first.get("round_segments")
             lines += [
-                f"The first round alone ({first.get('round_focus_passages')} focus passages and "
-                f"{first.get('round_segments')} segments per chunking, fewer where a chunking "
+                f"The first round alone ({focus} focus passage{'' if focus == 1 else 's'} and "
+                f"{segments} segment{'' if segments == 1 else 's'} per chunking, fewer where a "
+                "chunking "
                 f"has fewer) asks for {num(first['request_share'], '.0%')} of the full run's "
                 f"requests (both counted {first.get('counted')}); no ε sends less with these "
                 "round sizes.",
