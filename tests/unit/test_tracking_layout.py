@@ -197,3 +197,43 @@ def test_a_prompt_a_parallel_job_registered_first_is_taken_not_registered_twice(
     assert name == "p"
     assert template[1] == {"role": "user", "content": "Say {{x}}"}
     assert tags == {"hope.prompt_id": "p@v1#abc", "hope.version": "1"}
+
+
+def test_a_tag_another_writer_inserted_first_is_read_again_not_a_failure():
+    from types import SimpleNamespace
+
+    from mlflow.exceptions import MlflowException
+
+    from hope.tracking.prompt_registry import EXPERIMENTS_TAG, link_to_experiment
+
+    class Client:
+        """MLflow's own link thread inserts the tag between our read and our write."""
+
+        def __init__(self, theirs: str):
+            self.tags: dict[str, str] = {}
+            self.theirs = theirs
+            self.writes = 0
+
+        def get_prompt(self, name):
+            return SimpleNamespace(name=name, tags=dict(self.tags))
+
+        def set_prompt_tag(self, name, key, value):
+            self.writes += 1
+            if self.writes == 1:
+                self.tags[key] = self.theirs
+                raise MlflowException("UNIQUE constraint failed: registered_model_tags.key")
+            self.tags[key] = value
+
+    same = Client(",1,")  # theirs already holds the experiment: nothing more to write
+    link_to_experiment(same, "p", "1")
+    assert (same.tags[EXPERIMENTS_TAG], same.writes) == (",1,", 1)
+    other = Client(",4,")  # theirs holds another experiment: ours is added to it
+    link_to_experiment(other, "p", "1")
+    assert (other.tags[EXPERIMENTS_TAG], other.writes) == (",4,1,", 2)
+
+    class Broken(Client):
+        def set_prompt_tag(self, name, key, value):
+            raise MlflowException("the store refuses")
+
+    with pytest.raises(MlflowException, match="refuses"):
+        link_to_experiment(Broken(""), "p", "1")

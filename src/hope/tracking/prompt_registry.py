@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from hope.tracking.names import name_part
@@ -125,15 +125,37 @@ def _current_experiment(experiment_id: str | None) -> Iterator[None]:
         fluent._active_experiment_id = saved
 
 
+def _experiment_link_lock() -> Any:
+    """The lock MLflow's own experiment link holds (``mlflow.tracking.client``): for a prompt it
+    has just created, ``MlflowClient.register_prompt`` sets the same tag from a thread of its
+    own, and two writers that both find the tag missing both insert it (a unique-key error)."""
+    from mlflow.tracking import client as tracking_client
+
+    return getattr(tracking_client, "_prompt_experiment_link_lock", None) or nullcontext()
+
+
 def link_to_experiment(client: Any, name: str, experiment_id: str) -> None:
-    """Add ``experiment_id`` to the prompt's experiments (its ``_mlflow_experiment_ids`` tag)."""
-    prompt = with_retry(lambda: client.get_prompt(name))
-    current = (prompt.tags or {}).get(EXPERIMENTS_TAG, "") if prompt is not None else ""
-    ids = [i.strip() for i in current.split(",") if i.strip()]
-    if str(experiment_id) in ids:
-        return
-    value = "," + ",".join([*ids, str(experiment_id)]) + ","
-    with_retry(lambda: client.set_prompt_tag(name, EXPERIMENTS_TAG, value))
+    """Add ``experiment_id`` to the prompt's experiments (its ``_mlflow_experiment_ids`` tag).
+
+    A write that fails is read again once: another writer (MLflow's thread, without its lock in
+    another MLflow version, or a parallel job) may have inserted the tag between the read and
+    the write, and the second write updates the row it made."""
+    from mlflow.exceptions import MlflowException
+
+    with _experiment_link_lock():
+        for attempt in range(2):
+            prompt = with_retry(lambda: client.get_prompt(name))
+            current = (prompt.tags or {}).get(EXPERIMENTS_TAG, "") if prompt is not None else ""
+            ids = [i.strip() for i in current.split(",") if i.strip()]
+            if str(experiment_id) in ids:
+                return
+            value = "," + ",".join([*ids, str(experiment_id)]) + ","
+            try:
+                with_retry(lambda value=value: client.set_prompt_tag(name, EXPERIMENTS_TAG, value))
+                return
+            except MlflowException:
+                if attempt:
+                    raise
 
 
 def register_and_link(
