@@ -126,8 +126,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=PARTS,
         help="simulated, replayed (the default, both) and/or sample; parts other than the "
         "default pair are added to the record at --output as sections with their own "
-        "provenance, keeping the other parts'; a run of the default pair keeps the sample "
-        "section too (it has its own provenance)",
+        "provenance, keeping the other parts'; a run of the default pair keeps every section "
+        "that has a provenance of its own (a part run on its own)",
     )
     parser.add_argument("--output", default="bench/results/sequential.json")
     parser.add_argument(
