@@ -43,10 +43,11 @@ def _figures(run: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
 
 
 def _with_range(value: Any, spread: dict[str, Any] | None) -> str:
-    """``value`` as a percentage, with the range over draw orders where there is one."""
+    """``value`` as a percentage to 0.1 %, with the range over draw orders where there is one.
+    Whole percents would print 24.7 % as "25%" beside a 25 % target."""
     if not spread or spread.get("n", 1) < 2:
-        return num(value, ".0%")
-    return f"{num(value, '.0%')} [{num(spread.get('min'), '.0%')}–{num(spread.get('max'), '.0%')}]"
+        return num(value, ".1%")
+    return f"{num(value, '.1%')} [{num(spread.get('min'), '.1%')}–{num(spread.get('max'), '.1%')}]"
 
 
 def _run_rows(runs: dict[str, Any]) -> list[list[str]]:
@@ -120,7 +121,7 @@ def sequential_frontier(runs: dict[str, Any], targets: dict[str, Any]) -> str:
                 + ", ".join(e for share, _a, e, _r in rows if share <= want_share)
                 + "."
                 if any(share <= want_share for share, *_ in rows)
-                else f"is missed at every ε (fewest: {min(r[0] for r in rows):.0%})."
+                else f"is missed at every ε (fewest: {min(r[0] for r in rows):.1%})."
             )
         )
 

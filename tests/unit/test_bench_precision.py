@@ -163,7 +163,10 @@ def test_sequential_section_shows_the_sample_experiment_with_its_own_commit():
         "**Embedded model (SmolLM2), the sample experiment** (3 documents × 2 chunkers, paper; "
         "full run: 1776 requests; commit `1234567`)"
     ) in text
-    row = "| 0.1 | 50% (missed) | 86% (missed) | 1 of 2 | 0 | 0 | 0 of 3 | epsilon 10, exhausted 4 "
+    row = (
+        "| 0.1 | 50.0% (missed) | 85.7% (missed) | 1 of 2 | 0 | 0 | 0 of 3 | "
+        "epsilon 10, exhausted 4 "
+    )
     assert row in text
 
 
@@ -173,7 +176,8 @@ def test_an_agreement_without_significant_pairs_says_so():
     run["decisions"]["significant_kept"] = 0
     record = {"embedded_sample": {"documents": ["d"], "chunkers": ["a", "b"], "runs": {"0.2": run}}}
     text = "\n".join(sequential_section(record))
-    assert "| 0.2 | 75% (missed) | 100% (met; the full run separates no pair) | 0 of 0 |" in text
+    row = "| 0.2 | 75.0% (missed) | 100.0% (met; the full run separates no pair) | 0 of 0 |"
+    assert row in text
 
 
 TARGETS = {"agreement": 0.95, "request_share": 0.25}
@@ -223,7 +227,7 @@ def test_the_frontier_of_a_workload_whose_full_run_separates_no_pair():
         run["decisions"]["reference_significant"] = 0
     assert sequential_frontier(runs, TARGETS) == (
         "Across ε: the full run separates no pair, so every ε agrees; the request target is "
-        "missed at every ε (fewest: 75%)."
+        "missed at every ε (fewest: 75.0%)."
     )
     runs["0.2"]["request_share"] = 0.2
     assert sequential_frontier(runs, TARGETS).endswith("the request target is met at ε 0.2.")
@@ -261,8 +265,8 @@ def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting
     record = {"targets": TARGETS, "simulated": {"documents": ["d"], "runs": {"0.15": run}}}
     text = "\n".join(sequential_section(record))
     assert (
-        "| 0.15 | 24% [22%–30%] (met) | 95% [93%–96%] (met) | 1 of 2 | 0 | 0 | 0 of 3 | "
-        "epsilon 10, exhausted 4 | 2 of 3 |"
+        "| 0.15 | 24.0% [22.0%–30.0%] (met) | 95.0% [93.0%–96.0%] (met) | 1 of 2 | 0 | 0 | "
+        "0 of 3 | epsilon 10, exhausted 4 | 2 of 3 |"
     ) in text
     assert "the median over 3 draw orders (`hope.sampling.order_seed` 0–2" in text
     assert sequential_frontier({"0.15": run}, TARGETS) == (
@@ -286,7 +290,7 @@ def test_a_run_repeated_over_draw_orders_shows_medians_ranges_and_orders_meeting
     single = "\n".join(
         sequential_section({"simulated": {"runs": {"0.1": _sequential_run(0.5, 0.9)}}})
     )
-    assert "| 0.1 | 50% (missed) | 90% (missed) |" in single and "| — |" in single
+    assert "| 0.1 | 50.0% (missed) | 90.0% (missed) |" in single and "| — |" in single
     assert "draw orders (" not in single
 
 
@@ -451,4 +455,4 @@ def test_the_sample_in_smaller_rounds_shows_only_where_the_record_has_it():
     assert "smaller rounds" not in "\n".join(sequential_section(record))
     text = "\n".join(sequential_section({**record, "embedded_sample_small_rounds": sample}))
     assert "**Embedded model (SmolLM2), the sample experiment in smaller rounds" in text
-    assert text.count("| 0.4 | 28% (missed) |") == 2
+    assert text.count("| 0.4 | 28.0% (missed) |") == 2
