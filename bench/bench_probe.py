@@ -21,8 +21,8 @@ in the embedded server: its own model, and with --llm-gguf another GGUF such as
 Qwen2.5-Coder-0.5B) is run on a few strata of one corpus: seconds per request, what passed the
 filters, examples and the model's first drafts.
 With --llm-tau-corpora, only the LLM writer runs, on those corpora, for its tau against the real
-questions as the code writers get theirs (the section llm_writer_tau[<writer>] of the record;
-answers cached, so a stopped run resumes).
+questions as the code writers get theirs (the section llm_writer_tau[<writer>@<model>] of the
+record; answers cached, so a stopped run resumes).
 With --question-seeds, only the code writers run, once per question seed (every other setting as
 in the main run): the probe's questions are one seeded draw, so the section question_seeds keeps,
 per writer and measure, the median and range over seeds of the pooled tau and pair agreement and
@@ -163,15 +163,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--llm-writer-only",
         action="store_true",
         help="run only the LLM writer timings (--llm-writer, the embedded model and --llm-gguf) "
-        "and add them to the record at --output as the section llm_writer[<writer>], with their "
-        "own provenance; the record's other figures stay as they are",
+        "and add them to the record at --output, a section llm_writer[<writer>@<model>] per model "
+        "with its own provenance; the record's other figures stay as they are",
     )
     parser.add_argument(
         "--llm-tau-corpora",
         default="",
         help="run only the LLM writer (--llm-writer; the embedded model, or --llm-gguf) on these "
         "corpora, for its tau against the real questions, and add it to the record at --output "
-        "as the section llm_writer_tau[<writer>]; answers cached, so a stopped run resumes",
+        "as the section llm_writer_tau[<writer>@<model>]; answers cached, so a stopped run resumes",
     )
     parser.add_argument("--llm-tau-questions", type=int, default=200, help="strata per corpus")
     parser.add_argument(

@@ -59,15 +59,25 @@ def llm_runs_of(args: argparse.Namespace) -> list[tuple[Any, ...]]:
     return runs
 
 
+def section_key(kind: str, writer: str, model: str) -> str:
+    """``<kind>[<writer>@<model>]``: one section per writer and model (the configured model name,
+    not its file's), so that a run with another model adds a section instead of replacing the
+    first model's figures."""
+    return f"{kind}[{writer}@{model}]"
+
+
 def llm_writer_only(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
-    """The LLM writer timings alone, added to the record at --output as one section."""
-    entries = {
-        key: llm_timing(args, settings, questions, repeats, gguf, model)
-        for key, gguf, model, questions, repeats in llm_runs_of(args)
-        if questions > 0
-    }
-    bench_run.merge_section(args.output, f"llm_writer[{args.llm_writer}]", entries)
-    log(f"wrote {args.output} with the section llm_writer[{args.llm_writer}]")
+    """The LLM writer timings alone, added to the record at --output: a section per model."""
+    from hope.core.packaged_configs import packaged_config
+
+    for key, gguf, model, questions, repeats in llm_runs_of(args):
+        if questions <= 0:
+            continue
+        entry = llm_timing(args, settings, questions, repeats, gguf, model)
+        named = model or (gguf.stem if gguf else packaged_config("llm", "embedded").model)
+        name = section_key("llm_writer", args.llm_writer, named)
+        bench_run.merge_section(args.output, name, {key: entry})
+        log(f"wrote {args.output} with the section {name}")
     return 0
 
 
@@ -146,7 +156,7 @@ def llm_timing(
 
 def llm_writer_tau(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
     """The LLM writer's tau against the real questions, as the code writers' (section
-    ``llm_writer_tau[<writer>]`` of the record at --output, with its own provenance): the
+    ``llm_writer_tau[<writer>@<model>]`` of the record at --output, with its own provenance): the
     embedded server with its own model or --llm-gguf, --llm-tau-questions strata of each of
     --llm-tau-corpora, --llm-tau-attempts drafts per stratum at most. Its answers go to the
     project's cache, so a stopped run resumes without asking again."""
@@ -213,10 +223,9 @@ def llm_writer_tau(args: argparse.Namespace, settings: ProbeSettings, bench_run:
             log(f"{corpus}: {args.llm_writer}: {seconds:.0f} s; tau {summary}")
             section["pooled"] = {m: pooled(cs) for m, cs in cells.items()}
             section["pooled_targets"] = targets_met(section["pooled"], measures)
-            bench_run.merge_section(
-                args.output, f"llm_writer_tau[{args.llm_writer}]", strip(section)
-            )
-            log(f"wrote {args.output} with the section llm_writer_tau[{args.llm_writer}]")
+            name = section_key("llm_writer_tau", args.llm_writer, config.model)
+            bench_run.merge_section(args.output, name, strip(section))
+            log(f"wrote {args.output} with the section {name}")
     finally:
         import asyncio
 

@@ -44,7 +44,7 @@ def _ceiling(cell: dict[str, Any] | None) -> str:
 
 
 def _llm_sections(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``llm_writer_tau[<writer>]`` sections by row label (writer and model)."""
+    """``llm_writer_tau[<writer>@<model>]`` sections by row label (writer and model)."""
     found = {}
     for key, section in record.items():
         if key.startswith(LLM_TAU) and isinstance(section, dict) and section.get("corpora"):
@@ -151,7 +151,8 @@ def _per_request(record: dict[str, Any]) -> list[str]:
             per = (entry or {}).get("seconds_per_request") if isinstance(entry, dict) else None
             if not per or per.get("median") is None:
                 continue
-            writer = key.partition("[")[2].rstrip("]") or "llm"
+            # keys: llm_writer[<writer>@<model>], or older llm_writer[<writer>], llm_writer
+            writer = key.partition("[")[2].rstrip("]").partition("@")[0] or "llm"
             name = str(entry.get("model") or model).split(":")[-2:-1] or [model]
             lines.append(
                 f"- `{writer}` with {name[0]}: {per['median']:.2f} s per request "

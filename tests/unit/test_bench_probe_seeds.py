@@ -37,3 +37,36 @@ def test_the_spread_over_seeds_pools_each_seed_first():
     assert cell["tau_met"] is True and cell["agreement_met"] is False
     assert cell["corpus_tau"]["a"]["runs"] == [0.2, 0.8, 0.6]
     assert cell["corpus_tau"]["b"]["median"] == 0.6
+
+
+def test_llm_writer_timings_of_two_models_go_to_two_sections(monkeypatch):
+    # A second model's run used to replace the first's: both lived in llm_writer[<writer>].
+    import argparse
+
+    import probe_llm_runs
+
+    def timing(args, settings, questions, repeats, gguf, model):
+        return {"status": "ok", "model": f"embedded:gguf:{gguf or 'smol'}.gguf:1"}
+
+    monkeypatch.setattr(probe_llm_runs, "llm_timing", timing)
+    record: dict = {}
+
+    class Recorder:
+        def merge_section(self, path, key, section):
+            record[key] = section
+
+    args = argparse.Namespace(
+        llm_questions=6,
+        repeats=3,
+        llm_gguf=Path("qwen05.gguf"),
+        llm_model="Qwen2.5-Coder-0.5B-Instruct",
+        llm_gguf_questions=12,
+        llm_writer="llm_sentences",
+        output=Path("probe.json"),
+    )
+    probe_llm_runs.llm_writer_only(args, None, Recorder())
+    assert sorted(record) == [
+        "llm_writer[llm_sentences@Qwen2.5-Coder-0.5B-Instruct]",
+        "llm_writer[llm_sentences@SmolLM2-135M-Instruct]",
+    ]
+    assert record["llm_writer[llm_sentences@SmolLM2-135M-Instruct]"]["default"]["status"] == "ok"

@@ -38,7 +38,7 @@ def _record() -> dict:
         "corpora": {"chatlogs": corpus},
         "pooled": {"cloze": compared, "passage_count": corpus["passage_count"]},
         "pooled_noise_ceiling": corpus["noise_ceiling"],
-        "llm_writer_tau[llm_sentences]": {
+        "llm_writer_tau[llm_sentences@Qwen2.5-Coder-0.5B-Instruct]": {
             "writer": "llm_sentences",
             "model": "embedded:gguf:qwen0.5b.gguf:491400064",
             "corpora": {
@@ -52,7 +52,7 @@ def _record() -> dict:
             },
             "pooled": {m: _cell(0.81) for m in MEASURES},
         },
-        "llm_writer[llm_sentences]": {
+        "llm_writer[llm_sentences@Qwen2.5-Coder-0.5B-Instruct]": {
             "Qwen": {
                 "model": "embedded:gguf:qwen0.5b.gguf:491400064",
                 "seconds_per_request": {"median": 9.53, "n": 11, "min": 7.12, "max": 18.67},
@@ -81,6 +81,19 @@ def test_per_corpus_rows_and_costs():
     llm_row = "| chatlogs | llm_sentences (qwen0.5b.gguf) | 78 of 100 | 128 | 846.0 s (128 of 128"
     assert llm_row in text
     assert "- `llm_sentences` with qwen0.5b.gguf: 9.53 s per request (median of 11" in text
+
+
+def test_sections_of_a_writer_with_two_models_are_both_shown_and_older_keys_still_read():
+    record = _record()
+    record["llm_writer[llm_sentences]"] = {  # a record written before keys named the model
+        "default": {
+            "model": "embedded:gguf:SmolLM2-135M-Instruct.Q4_1.gguf:98362432",
+            "seconds_per_request": {"median": 1.36, "n": 15, "min": 0.88, "max": 2.03},
+        }
+    }
+    text = "\n".join(probe_section(record))
+    assert "- `llm_sentences` with qwen0.5b.gguf: 9.53 s per request" in text
+    assert "- `llm_sentences` with SmolLM2-135M-Instruct.Q4_1.gguf: 1.36 s per request" in text
 
 
 def test_no_record_owes_the_figures():
