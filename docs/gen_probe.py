@@ -48,9 +48,15 @@ def _llm_sections(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     found = {}
     for key, section in record.items():
         if key.startswith(LLM_TAU) and isinstance(section, dict) and section.get("corpora"):
-            model = str(section.get("model") or "?").split(":")[-2:-1] or ["?"]
-            found[f"{section.get('writer')} ({model[0]})"] = section
+            found[f"{section.get('writer')} ({_model_name(key, section.get('model'))})"] = section
     return found
+
+
+def _model_name(key: str, identity: Any) -> str:
+    """The model a section measured: the name its key carries (``...[<writer>@<model>]``), else
+    (a record written before keys named the model) the file named in its identity."""
+    named = key.partition("@")[2].rstrip("]")
+    return named or (str(identity or "?").split(":")[-2:-1] or ["?"])[0]
 
 
 def _measures(record: dict[str, Any]) -> list[str]:
@@ -153,9 +159,9 @@ def _per_request(record: dict[str, Any]) -> list[str]:
                 continue
             # keys: llm_writer[<writer>@<model>], or older llm_writer[<writer>], llm_writer
             writer = key.partition("[")[2].rstrip("]").partition("@")[0] or "llm"
-            name = str(entry.get("model") or model).split(":")[-2:-1] or [model]
+            name = _model_name(key, entry.get("model") or model)
             lines.append(
-                f"- `{writer}` with {name[0]}: {per['median']:.2f} s per request "
+                f"- `{writer}` with {name}: {per['median']:.2f} s per request "
                 f"(median of {per.get('n')}, {per.get('min')}–{per.get('max')} s), "
                 f"section `{key}`."
             )

@@ -65,7 +65,10 @@ def test_pooled_table_has_every_writer_the_baseline_ceiling_and_targets():
     text = "\n".join(probe_section(_record()))
     assert "| writer | recall@5 | IoU@5 | budget 2.5 k |" in text
     assert "| cloze (1 corpora) | +0.50 [+0.30, +0.60] · 3/4 |" in text
-    assert "| llm_sentences (qwen0.5b.gguf) (1 corpora) | +0.81 [+0.61, +0.91] · 3/4 |" in text
+    assert (
+        "| llm_sentences (Qwen2.5-Coder-0.5B-Instruct) (1 corpora) | +0.81 [+0.61, +0.91] · 3/4 |"
+        in text
+    )
     assert "| passage count (baseline) | -0.30 [-0.50, -0.20] · 1/4 |" in text
     assert "| real questions' noise ceiling | +0.62 [+0.20, +1.00] |" in text
     assert "| target | ≥ 0.6 | ≥ 0.8 | ≥ 0.8 |" in text
@@ -78,9 +81,15 @@ def test_per_corpus_rows_and_costs():
     assert "| chatlogs | HOPE | +0.33 | – | – |" in text
     assert "| chatlogs | noise ceiling | +0.62 | +0.62 | +0.62 |" in text
     assert "| chatlogs | cloze | 90 of 100 | 0 | 2.8 s (median of 3) |" in text
-    llm_row = "| chatlogs | llm_sentences (qwen0.5b.gguf) | 78 of 100 | 128 | 846.0 s (128 of 128"
+    llm_row = (
+        "| chatlogs | llm_sentences (Qwen2.5-Coder-0.5B-Instruct) | 78 of 100 | 128 | 846.0 s "
+        "(128 of 128"
+    )
     assert llm_row in text
-    assert "- `llm_sentences` with qwen0.5b.gguf: 9.53 s per request (median of 11" in text
+    assert (
+        "- `llm_sentences` with Qwen2.5-Coder-0.5B-Instruct: 9.53 s per request (median of 11"
+        in text
+    )
 
 
 def test_sections_of_a_writer_with_two_models_are_both_shown_and_older_keys_still_read():
@@ -92,7 +101,7 @@ def test_sections_of_a_writer_with_two_models_are_both_shown_and_older_keys_stil
         }
     }
     text = "\n".join(probe_section(record))
-    assert "- `llm_sentences` with qwen0.5b.gguf: 9.53 s per request" in text
+    assert "- `llm_sentences` with Qwen2.5-Coder-0.5B-Instruct: 9.53 s per request" in text
     assert "- `llm_sentences` with SmolLM2-135M-Instruct.Q4_1.gguf: 1.36 s per request" in text
 
 
