@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -237,3 +238,49 @@ def test_a_tag_another_writer_inserted_first_is_read_again_not_a_failure():
 
     with pytest.raises(MlflowException, match="refuses"):
         link_to_experiment(Broken(""), "p", "1")
+
+
+def test_a_dataset_a_parallel_job_inserted_first_is_linked_not_a_failure(tmp_path: Path):
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    from hope.tracking.datasets import DataFile, log_datasets
+
+    corpus = tmp_path / "documents.jsonl"
+    corpus.write_text("{}\n", encoding="utf-8")
+    data = [DataFile("corpus", corpus, "b88b50b09096fd7275f5a1de3f6befdb")]
+    store = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment = store.create_experiment("e", artifact_location=(tmp_path / "a").as_uri())
+    ours, theirs = (store.create_run(experiment).info.run_id for _ in range(2))
+
+    class Racing:
+        """The other job's write lands between MLflow's lookup and its insert: our first write
+        fails on the unique key, as it did in CI, and is rolled back."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def log_inputs(self, run_id, datasets):
+            self.calls += 1
+            if self.calls == 1:
+                store.log_inputs(theirs, datasets=datasets)
+                raise MlflowException(
+                    "(sqlite3.IntegrityError) UNIQUE constraint failed: datasets.experiment_id, "
+                    "datasets.name, datasets.digest"
+                )
+            return store.log_inputs(run_id, datasets=datasets)
+
+    racing = Racing()
+    log_datasets(racing, ours, data)
+    assert racing.calls == 2
+    inputs = {r: store.get_run(r).inputs.dataset_inputs for r in (ours, theirs)}
+    assert [d.dataset.name for d in inputs[ours]] == ["corpus-b88b50b09096fd7275f5a1de3f6befdb"]
+    # one dataset in the experiment, shared by both runs
+    assert inputs[ours][0].dataset.digest == inputs[theirs][0].dataset.digest
+
+    class Refusing:
+        def log_inputs(self, run_id, datasets):
+            raise MlflowException("the store refuses")
+
+    with pytest.raises(MlflowException, match="refuses"):
+        log_datasets(Refusing(), ours, data)
