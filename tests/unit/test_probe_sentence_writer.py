@@ -147,3 +147,13 @@ def test_it_is_selectable_by_name(monkeypatch):
     assert isinstance(writer, SentenceWriter) and writer.name == "llm_sentences"
     assert writer.kind == "llm"
     assert re.fullmatch(r"probe_question_sentences_v\d+", PROMPT_ID)
+
+
+def test_a_round_of_requests_shows_a_progress_bar_that_can_be_turned_off(capsys):
+    tasks = [WritingTask(gold=(S3,), region=(70, 263), seed=s) for s in (1, 2, 3)]
+    model = ScriptedModel(lambda lines: ("Who lived on the island?", [2]))
+    SentenceWriter(model).write(CORPUS, Salience([CORPUS]), tasks)
+    shown = capsys.readouterr().err
+    assert "probe questions (llm_sentences)" in shown and "3/3" in shown
+    SentenceWriter(model, progress=False).write(CORPUS, Salience([CORPUS]), tasks)
+    assert capsys.readouterr().err == ""

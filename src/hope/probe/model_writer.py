@@ -1,7 +1,8 @@
 """What every LLM probe writer shares: one structured request per writing task, all of them at
 once (the client bounds its own concurrency), and an answer that fails (``LLMCallError``) counted
 as a question not written, like a filter's rejection. A writer says what to ask
-(``request``) and how to turn the validated answer into a draft (``draft``)."""
+(``request``) and how to turn the validated answer into a draft (``draft``). A small model on
+two cores takes seconds a request, so a round of requests shows a progress bar on stderr."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from hope.core.concurrency import gather_bounded
 from hope.core.model_interface import ChatModel, LLMCallError
 from hope.probe.salience import Salience
 from hope.probe.writing import Draft, WritingTask
@@ -37,6 +39,7 @@ class ModelWriter:
     kind: Literal["code", "llm"] = field(default="llm")
     temperature: float = 0.0
     max_tokens: int = 512
+    progress: bool = True
 
     def request(self, corpus: str, task: WritingTask) -> WriterRequest | None:
         """The request for ``task``; None when there is nothing to ask about."""
@@ -52,7 +55,10 @@ class ModelWriter:
         return asyncio.run(self.awrite(corpus, tasks))
 
     async def awrite(self, corpus: str, tasks: Sequence[WritingTask]) -> list[Draft | None]:
-        return list(await asyncio.gather(*(self._one(corpus, task) for task in tasks)))
+        label = f"probe questions ({self.name})" if self.progress else None
+        return await gather_bounded(
+            lambda task: self._one(corpus, task), tasks, progress=label, unit="question"
+        )
 
     async def _one(self, corpus: str, task: WritingTask) -> Draft | None:
         request = self.request(corpus, task)
