@@ -118,7 +118,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Chroma eval folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
-    parser.add_argument("--writers", default="cloze,keyword,mixed", help="code writers")
+    parser.add_argument("--writers", default="cloze,keyword,mixed,topic", help="code writers")
     parser.add_argument(
         "--questions", type=int, default=200, help="probe strata (at most one question each)"
     )

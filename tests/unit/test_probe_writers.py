@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import math
 
-from hope.probe.code_writers import ClozeWriter, KeywordWriter, cloze, keywords, salient_window
+from hope.probe.code_writers import (
+    ClozeWriter,
+    KeywordWriter,
+    TopicWriter,
+    cloze,
+    keywords,
+    salient_window,
+    topic_words,
+)
 from hope.probe.salience import Salience, content_words
 from hope.probe.writing import WritingTask
 
@@ -74,3 +82,49 @@ def test_code_writers_keep_the_drawn_spans():
         assert draft.excerpts == ("The river flows north.", "The river floods every spring.")
         assert draft.question
         assert set(content_words(draft.question)) <= set(content_words(" ".join(draft.excerpts)))
+
+
+# "spacer" recurs around the gold (3 sentences of 4), so it is the topic although it is the
+# commonest word; "sequence" is the rarest. Salience over the 4 sentences (n = 4):
+#   idf = ln(5 / (df + 1)) + 1: spacer (df 3) 1.223, shapes and recombination (df 2) 1.511,
+#   sequence, length, varies, needs (df 1) 1.916.
+TOPIC_SENTENCES = [
+    "Spacer length varies.",
+    "The spacer sequence shapes recombination.",
+    "Recombination needs a spacer.",
+    "Rainfall shapes plants.",
+]
+TOPIC_CORPUS = " ".join(TOPIC_SENTENCES)
+
+
+def _span(sentence: str) -> tuple[int, int]:
+    start = TOPIC_CORPUS.index(sentence)
+    return start, start + len(sentence)
+
+
+def test_topic_words_rank_by_count_around_the_gold_times_idf():
+    salience = Salience(TOPIC_SENTENCES)
+    gold = (_span(TOPIC_SENTENCES[1]),)
+    # The whole corpus around: counts spacer 3, shapes 2, recombination 2, sequence 1, so the
+    # scores are 3.67, 3.02, 3.02, 1.92: spacer and shapes (first of the tie), in gold order.
+    assert topic_words(TOPIC_CORPUS, gold, salience, context=200, wanted=2) == ["spacer", "shapes"]
+    # Nothing around (the gold only): every count is 1 and IDF alone ranks, sequence first.
+    assert topic_words(TOPIC_CORPUS, gold, salience, context=0, wanted=2) == ["sequence", "shapes"]
+
+
+def test_topic_words_take_every_excerpt_in_turn_in_the_gold_order():
+    salience = Salience(TOPIC_SENTENCES)
+    gold = (_span(TOPIC_SENTENCES[0]), _span(TOPIC_SENTENCES[2]))
+    # First excerpt: spacer 3.67, length 1.92, varies 1.92; second: spacer 3.67,
+    # recombination 3.02, needs 1.92. In turn: spacer, (spacer taken), length, recombination.
+    words = topic_words(TOPIC_CORPUS, gold, salience, context=200, wanted=3)
+    assert words == ["spacer", "length", "recombination"]
+
+
+def test_the_topic_writer_keeps_the_drawn_spans():
+    salience = Salience(TOPIC_SENTENCES)
+    gold = (_span(TOPIC_SENTENCES[1]),)
+    task = WritingTask(gold=gold, region=gold[0], seed=0)
+    [draft] = TopicWriter().write(TOPIC_CORPUS, salience, [task])
+    assert draft.question == "spacer sequence shapes recombination"
+    assert draft.spans == gold and draft.excerpts == (TOPIC_SENTENCES[1],)

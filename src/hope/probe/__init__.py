@@ -1,7 +1,7 @@
 """Which chunker retrieves best, without labels: probe questions written from the corpus itself.
 
 Questions with known gold spans are written from the corpus (code writers: ``cloze``,
-``keyword``, ``mixed``; LLM writers through any ``ChatModel``: ``llm`` copies excerpts,
+``keyword``, ``mixed``, ``topic``; LLM writers through any ``ChatModel``: ``llm`` copies excerpts,
 ``llm_sentences`` names sentences by number), in the shape of real questions
 (Chroma's by default) and through Chroma's filters, then every chunking is measured on them with
 the labelled measures of ``hope.labelled`` at the user's retrieval setting. What it tells: the
@@ -9,7 +9,7 @@ the labelled measures of ``hope.labelled`` at the user's retrieval setting. What
 decisions; not absolute recall, and not what users will ask.
 """
 
-from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
+from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter, TopicWriter
 from hope.probe.llm_writer import LLMWriter
 from hope.probe.probe_questions import ProbeQuestion, ProbeSet, write_probe_questions
 from hope.probe.probe_retrieval import (
@@ -41,6 +41,7 @@ __all__ = [
     "ProbeWriter",
     "QuestionShape",
     "SentenceWriter",
+    "TopicWriter",
     "WritingTask",
     "code_writer",
     "measure_chunkings",

@@ -27,7 +27,7 @@ from hope.labelled.bootstrap import DEFAULT_RESAMPLES, paired_difference
 from hope.labelled.chunking_evaluation import LabelledSettings, evaluate_chunking
 from hope.labelled.labelled_inputs import ChunkPassage, LabelledQuestion
 from hope.models.embeddings import CachingEmbedder, Embedder
-from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter
+from hope.probe.code_writers import ClozeWriter, KeywordWriter, MixedWriter, TopicWriter
 from hope.probe.llm_writer import LLMWriter
 from hope.probe.probe_questions import DEFAULT_ATTEMPTS, ProbeSet, write_probe_questions
 from hope.probe.question_shape import CHROMA_SHAPE, QuestionShape
@@ -35,7 +35,12 @@ from hope.probe.sentence_writer import SentenceWriter
 from hope.probe.writing import ProbeWriter
 
 DEFAULT_BUDGETS = (1000, 2500, 5000)
-CODE_WRITERS = {"cloze": ClozeWriter, "keyword": KeywordWriter, "mixed": MixedWriter}
+CODE_WRITERS = {
+    "cloze": ClozeWriter,
+    "keyword": KeywordWriter,
+    "mixed": MixedWriter,
+    "topic": TopicWriter,
+}
 # Writers that ask a ChatModel: excerpts copied verbatim (llm) or sentences chosen by number.
 LLM_WRITERS = {"llm": LLMWriter, "llm_sentences": SentenceWriter}
 # The writer with the best agreement with Chroma's real questions in bench/results/probe.json.
