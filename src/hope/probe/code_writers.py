@@ -22,7 +22,7 @@ it could not tell chunkers apart the way a real question does.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -84,19 +84,28 @@ def salient_window(tokens: list[str], width: int, salience: Salience) -> list[st
     return tokens[best : best + width]
 
 
-def drafts_of(
-    corpus: str,
-    tasks: Sequence[WritingTask],
-    query: Callable[[WritingTask, tuple[str, ...]], str],
-) -> list[Draft | None]:
-    """One draft per task: its gold's excerpts and ``query(task, excerpts)``; None where the
-    query is empty. The loop every code writer shares."""
-    drafts: list[Draft | None] = []
-    for task in tasks:
-        excerpts = tuple(corpus[s:e] for s, e in task.gold)
-        question = query(task, excerpts)
-        drafts.append(Draft(question, excerpts, task.gold) if question else None)
-    return drafts
+@dataclass
+class CodeWriter:
+    """What every code writer shares: the drawn excerpts kept as the gold, and a question worded
+    by ``query`` from them (an empty query is no question)."""
+
+    name: str = "code"
+    kind: Literal["code", "llm"] = field(default="code")
+
+    def query(
+        self, corpus: str, salience: Salience, task: WritingTask, excerpts: tuple[str, ...]
+    ) -> str:
+        raise NotImplementedError
+
+    def write(
+        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
+    ) -> list[Draft | None]:
+        drafts: list[Draft | None] = []
+        for task in tasks:
+            excerpts = tuple(corpus[s:e] for s, e in task.gold)
+            question = self.query(corpus, salience, task, excerpts)
+            drafts.append(Draft(question, excerpts, task.gold) if question else None)
+        return drafts
 
 
 def cloze_query(excerpts: Sequence[str], salience: Salience) -> str:
@@ -110,14 +119,13 @@ def cloze_query(excerpts: Sequence[str], salience: Salience) -> str:
 
 
 @dataclass
-class ClozeWriter:
+class ClozeWriter(CodeWriter):
     name: str = "cloze"
-    kind: Literal["code", "llm"] = field(default="code")
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        return drafts_of(corpus, tasks, lambda _, excerpts: cloze_query(excerpts, salience))
+    def query(
+        self, corpus: str, salience: Salience, task: WritingTask, excerpts: tuple[str, ...]
+    ) -> str:
+        return cloze_query(excerpts, salience)
 
 
 def round_robin(ranked: Sequence[Sequence[str]], wanted: int) -> list[str]:
@@ -146,29 +154,24 @@ def keyword_query(excerpts: Sequence[str], salience: Salience) -> str:
 
 
 @dataclass
-class KeywordWriter:
+class KeywordWriter(CodeWriter):
     name: str = "keyword"
-    kind: Literal["code", "llm"] = field(default="code")
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        return drafts_of(corpus, tasks, lambda _, excerpts: keyword_query(excerpts, salience))
+    def query(
+        self, corpus: str, salience: Salience, task: WritingTask, excerpts: tuple[str, ...]
+    ) -> str:
+        return keyword_query(excerpts, salience)
 
 
 @dataclass
-class MixedWriter:
+class MixedWriter(CodeWriter):
     name: str = "mixed"
-    kind: Literal["code", "llm"] = field(default="code")
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        def query(task: WritingTask, excerpts: tuple[str, ...]) -> str:
-            style = cloze_query if task.seed % 2 == 0 else keyword_query
-            return style(excerpts, salience)
-
-        return drafts_of(corpus, tasks, query)
+    def query(
+        self, corpus: str, salience: Salience, task: WritingTask, excerpts: tuple[str, ...]
+    ) -> str:
+        style = cloze_query if task.seed % 2 == 0 else keyword_query
+        return style(excerpts, salience)
 
 
 def topic_words(
@@ -189,13 +192,10 @@ def topic_words(
 
 
 @dataclass
-class TopicWriter:
+class TopicWriter(CodeWriter):
     name: str = "topic"
-    kind: Literal["code", "llm"] = field(default="code")
 
-    def write(
-        self, corpus: str, salience: Salience, tasks: Sequence[WritingTask]
-    ) -> list[Draft | None]:
-        return drafts_of(
-            corpus, tasks, lambda task, _: " ".join(topic_words(corpus, task.gold, salience))
-        )
+    def query(
+        self, corpus: str, salience: Salience, task: WritingTask, excerpts: tuple[str, ...]
+    ) -> str:
+        return " ".join(topic_words(corpus, task.gold, salience))
