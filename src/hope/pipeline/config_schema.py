@@ -98,8 +98,9 @@ class LabelledParams(BenchmarkSettings):
 class ProbeParams(_Strict):
     """``probe:`` (conf/probe/): the probe's writer, size and retrieval setting (hope.probe)."""
 
-    # a code writer (cloze, keyword, mixed, topic) or an LLM writer ("llm": excerpts copied verbatim,
-    # "llm_sentences": sentences chosen by number): the model of the packaged llm group `llm`
+    # a code writer (cloze, keyword, mixed, topic) or an LLM writer ("llm": excerpts copied
+    # verbatim, "llm_sentences": sentences chosen by number): the model of the packaged llm group
+    # `llm`
     writer: str = DEFAULT_WRITER
     llm: str = "embedded"
     questions: int = Field(default=200, ge=1)
