@@ -94,7 +94,13 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from hope.core.model_interface import Embedder  # noqa: E402
 from hope.labelled import ChunkPassage  # noqa: E402
 from hope.labelled.benchmark import load_offline_chunkers  # noqa: E402
-from hope.probe import ProbeSettings, measure_chunkings, probe_ranking  # noqa: E402
+from hope.probe import (  # noqa: E402
+    CODE_WRITERS,
+    DEFAULT_WRITER,
+    ProbeSettings,
+    measure_chunkings,
+    probe_ranking,
+)
 from probe_llm_runs import llm_runs_of, llm_timing, llm_writer_only, llm_writer_tau  # noqa: E402
 from probe_vs_real import (  # noqa: E402
     TARGETS,
@@ -118,7 +124,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="Chroma eval folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--chunkers", default=",".join(CHUNKERS))
-    parser.add_argument("--writers", default="cloze,keyword,mixed,topic", help="code writers")
+    parser.add_argument(
+        "--writers",
+        default=",".join([DEFAULT_WRITER, *(w for w in CODE_WRITERS if w != DEFAULT_WRITER)]),
+        help="code writers (the default writer first)",
+    )
     parser.add_argument(
         "--questions", type=int, default=200, help="probe strata (at most one question each)"
     )
@@ -179,7 +189,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--timed-writers",
-        default="cloze",
+        default=DEFAULT_WRITER,
         help="writers whose own work is timed (--repeats times, queries embedded by the model); "
         "the others run once with the persistent embedding cache, for their tau",
     )
@@ -409,10 +419,13 @@ def over_seeds(
         }
         taus = [c["tau"] for c in per_seed.values() if c["tau"] is not None]
         agreements = [c["agreement"] for c in per_seed.values() if c.get("agreement") is not None]
+        agreeing = sum(c.get("agreeing") or 0 for c in per_seed.values())
+        pairs = sum(c.get("pairs") or 0 for c in per_seed.values())
         corpora = sorted({corpus for by_corpus in found.values() for corpus in by_corpus})
         cell: dict[str, Any] = {
             "pooled_tau": harness.spread(taus) if taus else None,
             "pooled_agreement": harness.spread(agreements) if agreements else None,
+            "pairs_over_seeds": {"agreeing": agreeing, "pairs": pairs},
             "corpus_tau": {
                 corpus: harness.spread(
                     [
@@ -430,6 +443,50 @@ def over_seeds(
         )
         out[measure] = cell
     return out
+
+
+WRITER_CHOICE_RULE = (
+    "the issue's rule is the best measured agreement per minute. Every code writer's own work "
+    "takes seconds (the main run's timing_s) and the LLM writers' take seconds per question "
+    "(llm_writer sections) while agreeing less, so the code writers are ranked by agreement: "
+    "first by the number of measures whose median pair agreement over question seeds meets the "
+    "target, then by the mean over measures of the median pooled tau. pairs_over_seeds (agreeing "
+    "pairs summed over measures and seeds) is shown beside them and not used"
+)
+
+
+def writer_choice(writers: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Which code writer the seed spread (``over_seeds`` per writer) makes the default, by
+    ``WRITER_CHOICE_RULE``, with the figures it ranks on; ``default_is_chosen`` says whether
+    ``hope.probe.DEFAULT_WRITER`` is that writer."""
+    summary: dict[str, dict[str, Any]] = {}
+    for writer, cells in writers.items():
+        taus = [c["pooled_tau"]["median"] for c in cells.values() if c.get("pooled_tau")]
+        summary[writer] = {
+            "measures_agreement_met": sum(bool(c.get("agreement_met")) for c in cells.values()),
+            "measures": len(cells),
+            "mean_median_tau": round(float(np.mean(taus)), 4) if taus else None,
+            "pairs_over_seeds": {
+                key: sum((c.get("pairs_over_seeds") or {}).get(key, 0) for c in cells.values())
+                for key in ("agreeing", "pairs")
+            },
+        }
+    ranked = sorted(
+        summary,
+        key=lambda w: (
+            -summary[w]["measures_agreement_met"],
+            -(summary[w]["mean_median_tau"] if summary[w]["mean_median_tau"] is not None else -2),
+        ),
+    )
+    chosen = ranked[0] if ranked else None
+    return {
+        "rule": WRITER_CHOICE_RULE,
+        "writers": summary,
+        "ranked": ranked,
+        "chosen": chosen,
+        "default_writer": DEFAULT_WRITER,
+        "default_is_chosen": chosen == DEFAULT_WRITER,
+    }
 
 
 def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
@@ -474,6 +531,7 @@ def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, benc
         "as there (mean tau over corpora, pairs summed), then the spread over seeds",
         "writers": {w: over_seeds(found[w], measures) for w in writers},
     }
+    section["default_choice"] = writer_choice(section["writers"])
     bench_run.merge_section(args.output, "question_seeds", strip(section))
     log(f"wrote {args.output} with the section question_seeds")
     return 0

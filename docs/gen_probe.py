@@ -227,17 +227,63 @@ def seeds_section(record: dict[str, Any], measures: list[str]) -> list[str]:
     ]
 
 
+def default_choice_section(record: dict[str, Any]) -> list[str]:
+    """How the default writer was chosen (section ``question_seeds``, ``default_choice``): per code
+    writer, the measures whose median pair agreement meets the target, the mean median τ and the
+    pairs agreeing over seeds, in the rule's order, and whether the code's default is the choice."""
+    choice = (record.get("question_seeds") or {}).get("default_choice") or {}
+    summary = choice.get("writers") or {}
+    if not summary:
+        return []
+    rows = []
+    for writer in choice.get("ranked") or list(summary):
+        cell = summary[writer]
+        pairs = cell.get("pairs_over_seeds") or {}
+        tau = cell.get("mean_median_tau")
+        rows.append(
+            [
+                f"`{writer}`" + (" (chosen)" if writer == choice.get("chosen") else ""),
+                f"{cell.get('measures_agreement_met')} of {cell.get('measures')}",
+                "–" if tau is None else format(tau, "+.3f"),
+                f"{pairs.get('agreeing')}/{pairs.get('pairs')}",
+            ]
+        )
+    default = choice.get("default_writer")
+    verdict = (
+        "is this choice"
+        if choice.get("default_is_chosen")
+        else f"was `{default}` when the record was written, not this choice"
+    )
+    return [
+        f"**The default writer.** Rule: {choice.get('rule')}. The code's default "
+        f"(`hope.probe.DEFAULT_WRITER`) {verdict}.",
+        "",
+        *markdown_table(
+            [
+                "writer",
+                "measures with pairs agreeing to the target",
+                "mean of the median τ",
+                "pairs agreeing, all seeds",
+            ],
+            rows,
+        ),
+    ]
+
+
 def reading_guide(record: dict[str, Any]) -> list[str]:
-    """How far a probe ranking can be read, by measure: for the first writer of the seed spread
-    (the bench runs the default, ``cloze``, first), the measures whose median τ over question
-    draws meets its target and those that miss, with the real questions' own ceiling beside the
-    weakest, and the measures on which the pairs the real questions separate are ordered alike
-    to the target (τ also counts the pairs they hardly separate)."""
+    """How far a probe ranking can be read, by measure: for the default writer (the record's
+    ``default_choice``; in an older record, the first writer of the seed spread), the measures
+    whose median τ over question draws meets its target and those that miss, with the real
+    questions' own ceiling beside the weakest, and the measures on which the pairs the real
+    questions separate are ordered alike to the target (τ also counts the pairs they hardly
+    separate)."""
     section = record.get("question_seeds") or {}
     writers = section.get("writers") or {}
     if not writers:
         return []
-    writer, cells = next(iter(writers.items()))
+    chosen = (section.get("default_choice") or {}).get("chosen")
+    writer = chosen if chosen in writers else next(iter(writers))
+    cells = writers[writer]
     found = {m: cells[m] for m in _measures(record) if (cells.get(m) or {}).get("pooled_tau")}
     if not found:
         return []
@@ -307,6 +353,7 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         "",
         *markdown_table(["writer", *header], _pooled_rows(record, measures)),
         *seeds_section(record, measures),
+        *default_choice_section(record),
         *reading_guide(record),
         "**Per corpus** (τ · agreeing/pairs)",
         "",

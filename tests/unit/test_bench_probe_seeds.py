@@ -10,7 +10,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_probe import over_seeds  # noqa: E402
+from bench_probe import over_seeds, writer_choice  # noqa: E402
 
 
 def _cell(tau, agreeing, pairs):
@@ -37,6 +37,32 @@ def test_the_spread_over_seeds_pools_each_seed_first():
     assert cell["tau_met"] is True and cell["agreement_met"] is False
     assert cell["corpus_tau"]["a"]["runs"] == [0.2, 0.8, 0.6]
     assert cell["corpus_tau"]["b"]["median"] == 0.6
+
+
+def _seed_cells(agreement_met, tau_median, agreeing=9, pairs=10):
+    return {
+        "pooled_tau": {"median": tau_median},
+        "agreement_met": agreement_met,
+        "pairs_over_seeds": {"agreeing": agreeing, "pairs": pairs},
+    }
+
+
+def test_the_default_writer_is_chosen_by_measures_meeting_agreement_then_mean_tau():
+    writers = {
+        # 1 of 2 measures meets the pair target; mean tau (0.9 + 0.5) / 2 = 0.7, 20 of 20 pairs
+        "a": {"m1": _seed_cells(True, 0.9, 10), "m2": _seed_cells(False, 0.5, 10)},
+        # 2 of 2 measures; mean tau (0.6 + 0.4) / 2 = 0.5: ranks first though its tau is lower
+        "b": {"m1": _seed_cells(True, 0.6), "m2": _seed_cells(True, 0.4)},
+        # 2 of 2 measures; mean tau (0.7 + 0.4) / 2 = 0.55: first by the tie-break on tau
+        "c": {"m1": _seed_cells(True, 0.7), "m2": _seed_cells(True, 0.4)},
+    }
+    choice = writer_choice(writers)
+    assert choice["ranked"] == ["c", "b", "a"]
+    assert choice["chosen"] == "c"
+    assert choice["writers"]["a"]["measures_agreement_met"] == 1
+    assert choice["writers"]["c"]["mean_median_tau"] == 0.55
+    assert choice["writers"]["a"]["pairs_over_seeds"] == {"agreeing": 20, "pairs": 20}
+    assert choice["default_is_chosen"] is False
 
 
 def test_llm_writer_timings_of_two_models_go_to_two_sections(monkeypatch):

@@ -166,7 +166,8 @@ def test_the_reading_guide_splits_measures_by_their_targets_over_seeds():
         },
     }
     text = "\n".join(probe_section(record))
-    # The first writer only; missed measures from the highest τ down; the ceiling of the weakest.
+    # The first writer (the record has no default_choice); missed measures from the highest τ
+    # down; the ceiling of the weakest.
     assert (
         "Over 3 question draws (`cloze`, pooled medians), the whole ranking follows the real "
         "questions' to the target for IoU@5 (+0.90) and falls short for budget 2.5 k (+0.74), "
@@ -178,3 +179,45 @@ def test_the_reading_guide_splits_measures_by_their_targets_over_seeds():
         "recall@5 (85%):" in text
     )
     assert "How far a probe ranking can be read" not in "\n".join(probe_section(_record()))
+
+
+def test_the_default_choice_is_its_own_table_and_leads_the_reading_guide():
+    record = _record()
+    tau = {"n": 3, "median": 0.9, "min": 0.9, "max": 0.9}
+    record["question_seeds"] = {
+        "provenance": {"commit": "fedcba9876543210"},
+        "seeds": [0, 1, 2],
+        "corpora": ["chatlogs"],
+        "writers": {
+            "cloze": {"recall@5": {"pooled_tau": tau, "tau_met": False}},
+            "topic": {"recall@5": {"pooled_tau": tau, "tau_met": True}},
+        },
+        "default_choice": {
+            "rule": "by agreement",
+            "writers": {
+                "cloze": {
+                    "measures_agreement_met": 4,
+                    "measures": 5,
+                    "mean_median_tau": 0.71,
+                    "pairs_over_seeds": {"agreeing": 1218, "pairs": 1255},
+                },
+                "topic": {
+                    "measures_agreement_met": 5,
+                    "measures": 5,
+                    "mean_median_tau": 0.729,
+                    "pairs_over_seeds": {"agreeing": 1216, "pairs": 1255},
+                },
+            },
+            "ranked": ["topic", "cloze"],
+            "chosen": "topic",
+            "default_writer": "cloze",
+            "default_is_chosen": False,
+        },
+    }
+    text = "\n".join(probe_section(record))
+    assert "**The default writer.** Rule: by agreement." in text
+    assert "(`hope.probe.DEFAULT_WRITER`) was `cloze` when the record was written" in text
+    assert "| `topic` (chosen) | 5 of 5 | +0.729 | 1216/1255 |" in text
+    assert text.index("| `topic` (chosen)") < text.index("| `cloze` | 4 of 5 | +0.710 |")
+    # The reading guide speaks of the chosen writer, not the first one in the spread.
+    assert "Over 3 question draws (`topic`, pooled medians)" in text
