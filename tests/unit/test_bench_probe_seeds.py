@@ -65,6 +65,18 @@ def test_the_default_writer_is_chosen_by_measures_meeting_agreement_then_mean_ta
     assert choice["default_is_chosen"] is False
 
 
+def test_the_default_writer_is_the_one_the_record_chose():
+    """hope.probe.DEFAULT_WRITER may only change with a probe record that chooses it."""
+    import json
+
+    from hope.probe import DEFAULT_WRITER
+
+    record = json.loads((ROOT / "bench/results/probe.json").read_text())
+    choice = record["question_seeds"]["default_choice"]
+    assert choice["chosen"] == DEFAULT_WRITER
+    assert choice["default_is_chosen"] is True
+
+
 def test_llm_writer_timings_of_two_models_go_to_two_sections(monkeypatch):
     # A second model's run used to replace the first's: both lived in llm_writer[<writer>].
     import argparse
