@@ -26,7 +26,9 @@ record; answers cached, so a stopped run resumes).
 With --question-seeds, only the code writers run, once per question seed (every other setting as
 in the main run): the probe's questions are one seeded draw, so the section question_seeds keeps,
 per writer and measure, the median and range over seeds of the pooled tau and pair agreement and
-of each corpus's tau, and the targets judged on the medians.
+of each corpus's tau, and the targets judged on the medians; the default writer is chosen from
+them (probe_choice.py), and each corpus is left out in turn to see what that choice keeps on a
+corpus it was not made on.
 Pooled: the mean of the per-corpus tau (and of each replicate's); pair agreement summed over
 corpora. Timing, each repeated --repeats times (median, min, max): the probe's own work per
 corpus for the --timed-writers (writing and filtering, embedding its queries with the model and
@@ -101,6 +103,7 @@ from hope.probe import (  # noqa: E402
     measure_chunkings,
     probe_ranking,
 )
+from probe_choice import held_out_choice, over_seeds, seed_cells, writer_choice  # noqa: E402
 from probe_llm_runs import llm_runs_of, llm_timing, llm_writer_only, llm_writer_tau  # noqa: E402
 from probe_vs_real import (  # noqa: E402
     TARGETS,
@@ -405,90 +408,6 @@ def code_writer_setup(args: argparse.Namespace, settings: ProbeSettings) -> tupl
     return measures, writers, cache, embedder, chunkers, not_run
 
 
-def over_seeds(
-    found: dict[int, dict[str, dict[str, Any]]], measures: dict[str, str]
-) -> dict[str, Any]:
-    """One writer's comparisons per question seed (seed -> corpus -> measure -> ``compare``'s
-    cell) as the spread over seeds of the pooled tau and agreement and of each corpus's tau,
-    with the targets judged on the medians."""
-    out: dict[str, Any] = {}
-    for measure, family in measures.items():
-        per_seed = {
-            seed: pooled(list(cells[measure] for cells in corpora.values()))
-            for seed, corpora in found.items()
-        }
-        taus = [c["tau"] for c in per_seed.values() if c["tau"] is not None]
-        agreements = [c["agreement"] for c in per_seed.values() if c.get("agreement") is not None]
-        agreeing = sum(c.get("agreeing") or 0 for c in per_seed.values())
-        pairs = sum(c.get("pairs") or 0 for c in per_seed.values())
-        corpora = sorted({corpus for by_corpus in found.values() for corpus in by_corpus})
-        cell: dict[str, Any] = {
-            "pooled_tau": harness.spread(taus) if taus else None,
-            "pooled_agreement": harness.spread(agreements) if agreements else None,
-            "pairs_over_seeds": {"agreeing": agreeing, "pairs": pairs},
-            "corpus_tau": {
-                corpus: harness.spread(
-                    [
-                        found[seed][corpus][measure]["tau"]
-                        for seed in found
-                        if found[seed][corpus][measure]["tau"] is not None
-                    ]
-                )
-                for corpus in corpora
-            },
-        }
-        cell["tau_met"] = bool(taus) and cell["pooled_tau"]["median"] >= TARGETS[family]
-        cell["agreement_met"] = (
-            not agreements or cell["pooled_agreement"]["median"] >= TARGETS["agreement"]
-        )
-        out[measure] = cell
-    return out
-
-
-WRITER_CHOICE_RULE = (
-    "the issue's rule is the best measured agreement per minute. Every code writer's own work "
-    "takes seconds (the main run's timing_s) and the LLM writers' take seconds per question "
-    "(llm_writer sections) while agreeing less, so the code writers are ranked by agreement: "
-    "first by the number of measures whose median pair agreement over question seeds meets the "
-    "target, then by the mean over measures of the median pooled tau. pairs_over_seeds (agreeing "
-    "pairs summed over measures and seeds) is shown beside them and not used"
-)
-
-
-def writer_choice(writers: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Which code writer the seed spread (``over_seeds`` per writer) makes the default, by
-    ``WRITER_CHOICE_RULE``, with the figures it ranks on; ``default_is_chosen`` says whether
-    ``hope.probe.DEFAULT_WRITER`` is that writer."""
-    summary: dict[str, dict[str, Any]] = {}
-    for writer, cells in writers.items():
-        taus = [c["pooled_tau"]["median"] for c in cells.values() if c.get("pooled_tau")]
-        summary[writer] = {
-            "measures_agreement_met": sum(bool(c.get("agreement_met")) for c in cells.values()),
-            "measures": len(cells),
-            "mean_median_tau": round(float(np.mean(taus)), 4) if taus else None,
-            "pairs_over_seeds": {
-                key: sum((c.get("pairs_over_seeds") or {}).get(key, 0) for c in cells.values())
-                for key in ("agreeing", "pairs")
-            },
-        }
-    ranked = sorted(
-        summary,
-        key=lambda w: (
-            -summary[w]["measures_agreement_met"],
-            -(summary[w]["mean_median_tau"] if summary[w]["mean_median_tau"] is not None else -2),
-        ),
-    )
-    chosen = ranked[0] if ranked else None
-    return {
-        "rule": WRITER_CHOICE_RULE,
-        "writers": summary,
-        "ranked": ranked,
-        "chosen": chosen,
-        "default_writer": DEFAULT_WRITER,
-        "default_is_chosen": chosen == DEFAULT_WRITER,
-    }
-
-
 def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
     """The code writers' tau and agreement against the real questions for each question seed
     (the section ``question_seeds`` of the record at --output, with its own provenance)."""
@@ -532,6 +451,8 @@ def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, benc
         "writers": {w: over_seeds(found[w], measures) for w in writers},
     }
     section["default_choice"] = writer_choice(section["writers"])
+    section["per_seed"] = {w: seed_cells(found[w]) for w in writers}
+    section["held_out"] = held_out_choice(section["per_seed"], measures, corpora)
     bench_run.merge_section(args.output, "question_seeds", strip(section))
     log(f"wrote {args.output} with the section question_seeds")
     return 0

@@ -17,13 +17,15 @@ REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 RECORDS = sorted((BENCH / "results").glob("*.json"))
 # The library modules a bench script may import (the rest of bench/ are scripts): the harness,
-# the shared workloads and statistics, and bench_probe's comparison and LLM-writer parts.
+# the shared workloads and statistics, and bench_probe's comparison, writer-choice and LLM-writer
+# parts.
 SHARED = {
     "harness",
     "workloads",
     "sampling_stats",
     "probe_vs_real",
     "probe_llm_runs",
+    "probe_choice",
     "sequential_runs",
     "sequential_sample",
 }

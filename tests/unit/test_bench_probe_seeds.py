@@ -10,7 +10,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
-from bench_probe import over_seeds, writer_choice  # noqa: E402
+from probe_choice import held_out_choice, over_seeds, seed_cells, writer_choice  # noqa: E402
 
 
 def _cell(tau, agreeing, pairs):
@@ -63,6 +63,52 @@ def test_the_default_writer_is_chosen_by_measures_meeting_agreement_then_mean_ta
     assert choice["writers"]["c"]["mean_median_tau"] == 0.55
     assert choice["writers"]["a"]["pairs_over_seeds"] == {"agreeing": 20, "pairs": 20}
     assert choice["default_is_chosen"] is False
+
+
+def test_a_writer_without_any_tau_ranks_last():
+    writers = {
+        "none": {"m1": {"pooled_tau": None, "agreement_met": True}},
+        "low": {"m1": _seed_cells(True, -0.9)},
+    }
+    assert writer_choice(writers)["ranked"] == ["low", "none"]
+
+
+def _writer(taus, agreeing, pairs, seeds=(0, 1)):
+    """seed -> corpus -> recall@5 cell, the same on every seed."""
+    return {
+        seed: {
+            corpus: {"recall@5": _cell(taus[corpus], agreeing[corpus], pairs[corpus])}
+            for corpus in taus
+        }
+        for seed in seeds
+    }
+
+
+def test_leaving_each_corpus_out_shows_what_the_choice_keeps_on_an_unseen_corpus():
+    pairs = {"x": 1, "y": 1, "z": 8}
+    found = {
+        # all corpora: 10 of 10 pairs agree (target met), mean tau 0.47
+        "a": _writer({"x": 0.2, "y": 0.2, "z": 1.0}, {"x": 1, "y": 1, "z": 8}, pairs),
+        # all corpora: 6 of 10 pairs (missed), so "a" is chosen on all three
+        "b": _writer({"x": 0.4, "y": 0.4, "z": 0.0}, {"x": 1, "y": 1, "z": 4}, pairs),
+    }
+    per_seed = {w: seed_cells(f) for w, f in found.items()}
+    assert per_seed["a"]["1"]["z"]["recall@5"] == {"tau": 1.0, "agreeing": 8, "pairs": 8}
+    out = held_out_choice(per_seed, {"recall@5": "recall"}, ["x", "y", "z"])
+    assert out["chosen_on_all_corpora"] == "a"
+    # without z both meet the pair target on x and y (2 of 2), and b's tau (0.4) beats a's (0.2)
+    assert out["folds"]["z"]["chosen"] == "b"
+    assert out["folds"]["z"]["on_left_out"]["recall@5"] == {"tau": 0.0, "agreeing": 8, "pairs": 16}
+    # without x: a has 9 of 9 pairs, b 5 of 9 (missed) -> a; its figures on x
+    assert out["folds"]["x"]["chosen"] == "a"
+    assert out["folds"]["x"]["on_left_out"]["recall@5"] == {"tau": 0.2, "agreeing": 2, "pairs": 2}
+    assert out["same_choice"] == 2 and out["corpora"] == 3
+    # held out: (0.2 + 0.2 + 0.0) / 3; chosen on all corpora: a's (0.2 + 0.2 + 1.0) / 3
+    assert out["tau_held_out"]["recall@5"] == 0.1333
+    assert out["tau_all_corpora"]["recall@5"] == 0.4667
+    # pairs on the corpora left out: 2/2 + 2/2 + 8/16 = 12/20 = 60 %: below the 90 % target
+    assert out["pairs_held_out"]["recall@5"] == {"agreeing": 12, "pairs": 20}
+    assert out["targets_met_held_out"]["recall@5"] == {"tau": False, "agreement": False}
 
 
 def test_the_default_writer_is_the_one_the_record_chose():

@@ -221,3 +221,41 @@ def test_the_default_choice_is_its_own_table_and_leads_the_reading_guide():
     assert text.index("| `topic` (chosen)") < text.index("| `cloze` | 4 of 5 | +0.710 |")
     # The reading guide speaks of the chosen writer, not the first one in the spread.
     assert "Over 3 question draws (`topic`, pooled medians)" in text
+
+
+def test_the_held_out_choice_is_its_own_table():
+    record = _record()
+    on = {m: {"tau": 0.62, "agreeing": 9, "pairs": 10} for m in MEASURES}
+    record["question_seeds"] = {
+        "seeds": [0, 1],
+        "writers": {},
+        "held_out": {
+            "chosen_on_all_corpora": "topic",
+            "folds": {
+                "chatlogs": {"chosen": "topic", "on_left_out": on},
+                "wikitexts": {
+                    "chosen": "keyword",
+                    "on_left_out": on | {"recall@5": {"tau": None, "agreeing": 0, "pairs": 0}},
+                },
+            },
+            "same_choice": 1,
+            "corpora": 2,
+            "tau_held_out": {m: 0.62 for m in MEASURES},
+            "tau_all_corpora": {m: 0.7 for m in MEASURES},
+            "pairs_held_out": {m: {"agreeing": 18, "pairs": 20} for m in MEASURES},
+            "targets_met_held_out": {
+                m: {"tau": m == "recall@5", "agreement": True} for m in MEASURES
+            },
+        },
+    }
+    text = "\n".join(probe_section(record))
+    assert "1 of 2 picks are `topic`, the writer chosen on all of them." in text
+    assert "| chatlogs | `topic` | +0.62 · 9/10 | +0.62 · 9/10 | +0.62 · 9/10 |" in text
+    assert "| wikitexts | `keyword` | – | +0.62 · 9/10 | +0.62 · 9/10 |" in text
+    # (met) needs both targets: recall@5's tau target is 0.6, the others' 0.8
+    assert (
+        "| mean, held out |  | +0.62 · 18/20 (met) | +0.62 · 18/20 (missed) "
+        "| +0.62 · 18/20 (missed) |" in text
+    )
+    assert "| mean, `topic` (chosen on all) |  | +0.70 | +0.70 | +0.70 |" in text
+    assert "On a corpus the choice has not seen" not in "\n".join(probe_section(_record()))
