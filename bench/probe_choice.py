@@ -32,7 +32,8 @@ HELD_OUT_RULE = (
     "question-seed results picks a writer, and that writer's figures on the corpus left out are "
     "kept (tau: the median over question seeds; pairs: summed over seeds). tau_held_out: per "
     "measure, the mean over the corpora left out of the picked writer's tau; tau_all_corpora: "
-    "the same mean for the writer picked on all corpora, whose choice has seen each of them. "
+    "the same mean for the writer picked on all corpora, whose choice has seen each of them; "
+    "pairs_* sum the pairs the same way, and targets_met_* judge both on the targets. "
     "Their difference is the optimism of choosing and judging on the same corpora"
 )
 
@@ -176,42 +177,39 @@ def held_out_choice(
             "on_left_out": on_corpus(choice["chosen"], left_out),
         }
 
-    def mean_tau(pick: dict[str, str]) -> dict[str, float | None]:
-        out = {}
-        for measure in measures:
-            taus = [
-                on_corpus(pick[c], c)[measure]["tau"]
-                for c in corpora
-                if on_corpus(pick[c], c)[measure]["tau"] is not None
-            ]
-            out[measure] = round(float(np.mean(taus)), 4) if taus else None
+    def over_corpora(pick: dict[str, str]) -> dict[str, Any]:
+        """Per measure, the picked writers' figures on their corpora: the mean of the median
+        tau, the pairs summed, and whether both meet the targets."""
+        figures = {c: on_corpus(pick[c], c) for c in corpora}
+        out: dict[str, Any] = {"tau": {}, "pairs": {}, "targets_met": {}}
+        for measure, family in measures.items():
+            taus = [figures[c][measure]["tau"] for c in corpora]
+            taus = [t for t in taus if t is not None]
+            tau = round(float(np.mean(taus)), 4) if taus else None
+            pairs = {
+                key: sum(figures[c][measure][key] for c in corpora) for key in ("agreeing", "pairs")
+            }
+            out["tau"][measure] = tau
+            out["pairs"][measure] = pairs
+            out["targets_met"][measure] = {
+                "tau": tau is not None and tau >= TARGETS[family],
+                "agreement": not pairs["pairs"]
+                or pairs["agreeing"] / pairs["pairs"] >= TARGETS["agreement"],
+            }
         return out
 
-    held_out = {c: folds[c]["chosen"] for c in corpora}
-    pairs = {
-        measure: {
-            key: sum(folds[c]["on_left_out"][measure][key] for c in corpora)
-            for key in ("agreeing", "pairs")
-        }
-        for measure in measures
-    }
-    tau_held_out = mean_tau(held_out)
+    held_out = over_corpora({c: folds[c]["chosen"] for c in corpora})
+    all_corpora = over_corpora({c: everywhere["chosen"] for c in corpora})
     return {
         "rule": HELD_OUT_RULE,
         "chosen_on_all_corpora": everywhere["chosen"],
         "folds": folds,
-        "same_choice": sum(held_out[c] == everywhere["chosen"] for c in corpora),
+        "same_choice": sum(folds[c]["chosen"] == everywhere["chosen"] for c in corpora),
         "corpora": len(corpora),
-        "tau_held_out": tau_held_out,
-        "tau_all_corpora": mean_tau({c: everywhere["chosen"] for c in corpora}),
-        "pairs_held_out": pairs,
-        "targets_met_held_out": {
-            measure: {
-                "tau": tau_held_out[measure] is not None
-                and tau_held_out[measure] >= TARGETS[family],
-                "agreement": not pairs[measure]["pairs"]
-                or pairs[measure]["agreeing"] / pairs[measure]["pairs"] >= TARGETS["agreement"],
-            }
-            for measure, family in measures.items()
-        },
+        "tau_held_out": held_out["tau"],
+        "pairs_held_out": held_out["pairs"],
+        "targets_met_held_out": held_out["targets_met"],
+        "tau_all_corpora": all_corpora["tau"],
+        "pairs_all_corpora": all_corpora["pairs"],
+        "targets_met_all_corpora": all_corpora["targets_met"],
     }

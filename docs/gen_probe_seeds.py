@@ -216,27 +216,26 @@ def held_out_section(record: dict[str, Any]) -> list[str]:
         [corpus, f"`{fold.get('chosen')}`", *(figure(fold["on_left_out"].get(m)) for m in measures)]
         for corpus, fold in folds.items()
     ]
-    pairs = held.get("pairs_held_out") or {}
-    met = held.get("targets_met_held_out") or {}
 
-    def mean_row(label: str, taus: dict[str, Any], with_pairs: bool) -> list[str]:
+    def mean_row(label: str, which: str) -> list[str]:
+        taus = held.get(f"tau_{which}") or {}
+        pairs = held.get(f"pairs_{which}") or {}
+        met = held.get(f"targets_met_{which}") or {}
         cells = []
         for m in measures:
             tau = taus.get(m)
             text = "–" if tau is None else f"{tau:+.2f}"
-            if with_pairs and (pairs.get(m) or {}).get("pairs"):
+            if (pairs.get(m) or {}).get("pairs"):
                 text += f" · {pairs[m]['agreeing']}/{pairs[m]['pairs']}"
-            if with_pairs and m in met:
+            if m in met:
                 both = met[m].get("tau") and met[m].get("agreement")
                 text += " (met)" if both else " (missed)"
             cells.append(text)
         return [label, "", *cells]
 
     everywhere = held.get("chosen_on_all_corpora")
-    rows.append(mean_row("mean, held out", held.get("tau_held_out") or {}, True))
-    rows.append(
-        mean_row(f"mean, `{everywhere}` (chosen on all)", held.get("tau_all_corpora") or {}, False)
-    )
+    rows.append(mean_row("mean, held out", "held_out"))
+    rows.append(mean_row(f"mean, `{everywhere}` (chosen on all)", "all_corpora"))
     rows.append(["target (τ; pairs ≥ 90 %)", "", *(target_text(record, m) for m in measures)])
     header = ["corpus left out", "writer chosen on the others"]
     header += [MEASURE_WORDS.get(m, m) for m in measures]
