@@ -157,3 +157,19 @@ def test_llm_writer_timings_of_two_models_go_to_two_sections(monkeypatch):
         "llm_writer[llm_sentences@SmolLM2-135M-Instruct]",
     ]
     assert record["llm_writer[llm_sentences@SmolLM2-135M-Instruct]"]["default"]["status"] == "ok"
+
+
+def test_the_records_held_out_check_follows_from_its_own_per_seed_cells():
+    """The record's held_out is what probe_choice computes from the record's per_seed (so a
+    change to the rule or to the record without a rerun shows here)."""
+    import json
+
+    from hope.probe import ProbeSettings
+    from probe_vs_real import compared_measures
+
+    section = json.loads((ROOT / "bench/results/probe.json").read_text())["question_seeds"]
+    settings = section["settings"]
+    measures = compared_measures(ProbeSettings(k=settings["k"], budgets=tuple(settings["budgets"])))
+    recomputed = held_out_choice(section["per_seed"], measures, section["corpora"])
+    assert json.loads(json.dumps(recomputed)) == section["held_out"]
+    assert section["held_out"]["chosen_on_all_corpora"] == section["default_choice"]["chosen"]
