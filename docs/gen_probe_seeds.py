@@ -194,7 +194,33 @@ def reading_guide(record: dict[str, Any]) -> list[str]:
             "read the order of chunkers whose intervals overlap as undecided, and give least "
             "weight to a measure that misses both targets."
         )
+    text += held_out_reading(section)
     return [text, ""]
+
+
+def held_out_reading(section: dict[str, Any]) -> str:
+    """The reading guide's last sentence: which measures still meet both targets on a corpus the
+    writer's choice did not see (``held_out``), the figures a new corpus should expect."""
+    held = section.get("held_out") or {}
+    taus = held.get("tau_held_out") or {}
+    met = held.get("targets_met_held_out") or {}
+    if not taus or not met:
+        return ""
+
+    def listed(names: list[str]) -> str:
+        return ", ".join(f"{MEASURE_WORDS.get(m, m)} ({taus[m]:+.2f})" for m in names)
+
+    found = [m for m in taus if taus[m] is not None and m in met]
+    kept = [m for m in found if met[m].get("tau") and met[m].get("agreement")]
+    lost = [m for m in found if m not in kept]
+    text = (
+        f" On a corpus the choice did not see (each of the {held.get('corpora')} corpora left "
+        "out in turn, the table above), the writer picked on the others meets both targets for "
+        f"{listed(kept) or 'no measure'}"
+    )
+    if lost:
+        text += f" and misses for {listed(lost)}"
+    return text + ": on a corpus of your own, expect these rather than the figures above."
 
 
 def held_out_section(record: dict[str, Any]) -> list[str]:

@@ -264,3 +264,15 @@ def test_the_held_out_choice_is_its_own_table():
         "| +0.70 · 19/20 (met) |" in text
     )
     assert "On a corpus the choice has not seen" not in "\n".join(probe_section(_record()))
+    # no writers over seeds, so no reading guide to end with the held-out figures
+    assert "On a corpus the choice did not see" not in text
+
+    tau = {"n": 2, "median": 0.9, "min": 0.9, "max": 0.9}
+    record["question_seeds"]["writers"] = {"topic": {"iou@5": {"pooled_tau": tau, "tau_met": True}}}
+    text = "\n".join(probe_section(record))
+    assert (
+        "On a corpus the choice did not see (each of the 2 corpora left out in turn, the table "
+        "above), the writer picked on the others meets both targets for recall@5 (+0.62) and "
+        "misses for IoU@5 (+0.62), budget 2.5 k (+0.62): on a corpus of your own, expect these "
+        "rather than the figures above." in text
+    )
