@@ -16,7 +16,7 @@ import numpy as np
 
 import harness
 from hope.probe import DEFAULT_WRITER
-from probe_vs_real import TARGETS
+from probe_vs_real import TARGETS, targets_met
 
 WRITER_CHOICE_RULE = (
     "the issue's rule is the best measured agreement per minute. Every code writer's own work "
@@ -33,7 +33,8 @@ HELD_OUT_RULE = (
     "kept (tau: the median over question seeds; pairs: summed over seeds). tau_held_out: per "
     "measure, the mean over the corpora left out of the picked writer's tau; tau_all_corpora: "
     "the same mean for the writer picked on all corpora, whose choice has seen each of them; "
-    "pairs_* sum the pairs the same way, and targets_met_* judge both on the targets. "
+    "pairs_* sum the pairs the same way, and targets_met_* judge both as the main run's "
+    "pooled_targets do. "
     "Their difference is the optimism of choosing and judging on the same corpora"
 )
 
@@ -181,21 +182,24 @@ def held_out_choice(
         """Per measure, the picked writers' figures on their corpora: the mean of the median
         tau, the pairs summed, and whether both meet the targets."""
         figures = {c: on_corpus(pick[c], c) for c in corpora}
-        out: dict[str, Any] = {"tau": {}, "pairs": {}, "targets_met": {}}
-        for measure, family in measures.items():
+        out: dict[str, Any] = {"tau": {}, "pairs": {}}
+        for measure in measures:
             taus = [figures[c][measure]["tau"] for c in corpora]
             taus = [t for t in taus if t is not None]
-            tau = round(float(np.mean(taus)), 4) if taus else None
-            pairs = {
+            out["tau"][measure] = round(float(np.mean(taus)), 4) if taus else None
+            out["pairs"][measure] = {
                 key: sum(figures[c][measure][key] for c in corpora) for key in ("agreeing", "pairs")
             }
-            out["tau"][measure] = tau
-            out["pairs"][measure] = pairs
-            out["targets_met"][measure] = {
-                "tau": tau is not None and tau >= TARGETS[family],
-                "agreement": not pairs["pairs"]
-                or pairs["agreeing"] / pairs["pairs"] >= TARGETS["agreement"],
-            }
+        out["targets_met"] = targets_met(
+            {
+                m: {
+                    "tau": out["tau"][m],
+                    "agreement": pairs["agreeing"] / pairs["pairs"] if pairs["pairs"] else None,
+                }
+                for m, pairs in out["pairs"].items()
+            },
+            measures,
+        )
         return out
 
     held_out = over_corpora({c: folds[c]["chosen"] for c in corpora})

@@ -211,7 +211,7 @@ def held_out_reading(section: dict[str, Any]) -> str:
         return ", ".join(f"{MEASURE_WORDS.get(m, m)} ({taus[m]:+.2f})" for m in names)
 
     found = [m for m in taus if taus[m] is not None and m in met]
-    kept = [m for m in found if met[m].get("tau") and met[m].get("agreement")]
+    kept = [m for m in found if met[m].get("tau_met") and met[m].get("agreement_met")]
     lost = [m for m in found if m not in kept]
     text = (
         f" On a corpus the choice did not see (each of the {held.get('corpora')} corpora left "
@@ -254,7 +254,7 @@ def held_out_section(record: dict[str, Any]) -> list[str]:
             if (pairs.get(m) or {}).get("pairs"):
                 text += f" · {pairs[m]['agreeing']}/{pairs[m]['pairs']}"
             if m in met:
-                both = met[m].get("tau") and met[m].get("agreement")
+                both = met[m].get("tau_met") and met[m].get("agreement_met")
                 text += " (met)" if both else " (missed)"
             cells.append(text)
         return [label, "", *cells]

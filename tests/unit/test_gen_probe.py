@@ -243,10 +243,12 @@ def test_the_held_out_choice_is_its_own_table():
             "tau_held_out": {m: 0.62 for m in MEASURES},
             "tau_all_corpora": {m: 0.7 for m in MEASURES},
             "pairs_all_corpora": {m: {"agreeing": 19, "pairs": 20} for m in MEASURES},
-            "targets_met_all_corpora": {m: {"tau": True, "agreement": True} for m in MEASURES},
+            "targets_met_all_corpora": {
+                m: {"tau_met": True, "agreement_met": True} for m in MEASURES
+            },
             "pairs_held_out": {m: {"agreeing": 18, "pairs": 20} for m in MEASURES},
             "targets_met_held_out": {
-                m: {"tau": m == "recall@5", "agreement": True} for m in MEASURES
+                m: {"tau_met": m == "recall@5", "agreement_met": True} for m in MEASURES
             },
         },
     }
