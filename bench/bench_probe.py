@@ -23,6 +23,8 @@ filters, examples and the model's first drafts.
 With --llm-tau-corpora, only the LLM writer runs, on those corpora, for its tau against the real
 questions as the code writers get theirs (the section llm_writer_tau[<writer>@<model>] of the
 record; answers cached, so a stopped run resumes).
+With --perfect-probe, only the real questions: how often a probe that ranked the chunkers exactly
+as the real questions' population would meet each tau target (perfect_probe.py).
 With --question-seeds, only the code writers run, once per question seed (every other setting as
 in the main run): the probe's questions are one seeded draw, so the section question_seeds keeps,
 per writer and measure, the median and range over seeds of the pooled tau and pair agreement and
@@ -103,6 +105,7 @@ from hope.probe import (  # noqa: E402
     measure_chunkings,
     probe_ranking,
 )
+from perfect_probe import PERFECT_PROBE_RULE, SCALES, perfect_probe_odds, scaled_noise_taus  # noqa: E402
 from probe_choice import held_out_choice, over_seeds, seed_cells, writer_choice  # noqa: E402
 from probe_llm_runs import llm_runs_of, llm_timing, llm_writer_only, llm_writer_tau  # noqa: E402
 from probe_vs_real import (  # noqa: E402
@@ -212,6 +215,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="only the code writers, once per seed (e.g. 0,1,2,3,4): the section question_seeds "
         "of the record at --output, the spread of tau and agreement over question draws",
     )
+    parser.add_argument(
+        "--perfect-probe",
+        action="store_true",
+        help="only the real questions: the section perfect_probe of the record at --output, how "
+        "often a probe ranking exactly as the real questions' population would meet each tau "
+        "target (perfect_probe.py)",
+    )
     parser.add_argument("--output", type=Path, default=REPO / "bench/results/probe.json")
     return parser.parse_args(argv)
 
@@ -238,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
         return llm_writer_tau(args, settings, bench_run)
     if args.question_seeds:
         return question_seed_spread(args, settings, bench_run)
+    if args.perfect_probe:
+        return perfect_probe_run(args, settings, bench_run)
     measures, writers, cache, embedder, chunkers, not_run = code_writer_setup(args, settings)
     names = [c.name for c in chunkers]
     report: dict[str, Any] = {
@@ -455,6 +467,48 @@ def question_seed_spread(args: argparse.Namespace, settings: ProbeSettings, benc
     section["held_out"] = held_out_choice(section["per_seed"], measures, corpora)
     bench_run.merge_section(args.output, "question_seeds", strip(section))
     log(f"wrote {args.output} with the section question_seeds")
+    return 0
+
+
+def perfect_probe_run(args: argparse.Namespace, settings: ProbeSettings, bench_run: Any) -> int:
+    """The real questions alone, as in the main run: per corpus and measure the noise ceiling's
+    replicates (and those of labelled sets 2, 4 and 8 times as large), and what they say of a
+    perfect probe's chance to meet the targets (the section ``perfect_probe`` of the record at
+    --output, with its own provenance)."""
+    measures, _writers, cache, embedder, chunkers, not_run = code_writer_setup(args, settings)
+    names = [c.name for c in chunkers]
+    taus: dict[int, dict[str, dict[str, Any]]] = {scale: {} for scale in SCALES}
+    sizes: dict[str, int] = {}
+    corpora = [c for c in args.corpora.split(",") if c]
+    for corpus in corpora:
+        _path, text, real_questions, chunkings, _seconds = corpus_inputs(
+            args, corpus, chunkers, cache
+        )
+        real = measure_chunkings(text, real_questions, chunkings, embedder, settings)
+        sizes[corpus] = len(real_questions)
+        for scale in SCALES:
+            # The seed of RealSide's draws, so that scale 1 is the noise ceiling's replicates.
+            taus[scale][corpus] = {
+                m: scaled_noise_taus(
+                    [real["chunkings"][n]["per_question"][m] for n in names],
+                    args.resamples,
+                    args.seed + 1,
+                    scale,
+                )
+                for m in measures
+            }
+        log(f"{corpus}: real questions ({len(real_questions)}), noise at scales {SCALES}")
+    section = {
+        "corpora": corpora,
+        "real_questions": sizes,
+        "chunkers": names,
+        "chunkers_not_run": not_run,
+        "settings": settings.to_dict() | {"embedder": embedder.identity},
+        "rule": PERFECT_PROBE_RULE,
+        "scales": {str(s): perfect_probe_odds(taus[s], measures) for s in SCALES},
+    }
+    bench_run.merge_section(args.output, "perfect_probe", section)
+    log(f"wrote {args.output} with the section perfect_probe")
     return 0
 
 

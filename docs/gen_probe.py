@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gen_markdown import figures_owed, markdown_table, short_commit
+from gen_probe_ceiling import perfect_probe_reading, perfect_probe_section
 from gen_probe_seeds import (
     MEASURE_WORDS,
     default_choice_section,
@@ -163,6 +164,9 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         return figures_owed("probe", "make bench-probe")
     measures = measures_of(record)
     header = [MEASURE_WORDS.get(m, m) for m in measures]
+    guide = reading_guide(record)
+    if guide:
+        guide[0] += perfect_probe_reading(record)
     lines = [
         f"From `bench/results/probe.json` (commit `{short_commit(record)}`; LLM writers' sections "
         "with their own commits, in the record). Each cell: Kendall τ across the chunkers between "
@@ -179,7 +183,8 @@ def probe_section(record: dict[str, Any] | None) -> list[str]:
         *seeds_section(record, measures),
         *default_choice_section(record),
         *held_out_section(record),
-        *reading_guide(record),
+        *guide,
+        *perfect_probe_section(record),
         "**Per corpus** (τ · agreeing/pairs)",
         "",
         *markdown_table(["corpus", "writer", *header], _corpus_rows(record, measures)),

@@ -26,6 +26,7 @@ SHARED = {
     "probe_vs_real",
     "probe_llm_runs",
     "probe_choice",
+    "perfect_probe",
     "sequential_runs",
     "sequential_sample",
 }

@@ -278,3 +278,55 @@ def test_the_held_out_choice_is_its_own_table():
         "misses for IoU@5 (+0.62), budget 2.5 k (+0.62): on a corpus of your own, expect these "
         "rather than the figures above." in text
     )
+
+
+def test_what_a_perfect_probe_would_score_is_its_own_table_and_ends_the_reading_guide():
+    record = _record()
+
+    def odds(chance: float, every: float, all_measures: float) -> dict:
+        cell = {
+            "tau_target": 0.8,
+            "corpora": {"chatlogs": {"chance": chance, "median_tau": 0.81, "tau_counts": {}}},
+            "pooled": {"chance": chance, "median_tau": 0.81},
+            "every_corpus_and_pooled": every,
+        }
+        measures = {m: cell | {"tau_target": 0.6 if m == "recall@5" else 0.8} for m in MEASURES}
+        return {"replicates": 1000, "measures": measures, "all_measures": all_measures}
+
+    record["perfect_probe"] = {
+        "provenance": {"commit": "fedcba9876543210"},
+        "corpora": ["chatlogs"],
+        "real_questions": {"chatlogs": 56},
+        "scales": {"1": odds(0.572, 0.354, 0.017), "8": odds(0.91, 0.906, 0.727)},
+    }
+    text = "\n".join(probe_section(record))
+    assert (
+        "**What a perfect probe would score** (section `perfect_probe`, commit `fedcba9876`)"
+        in (text)
+    )
+    assert "(1000 resamples, the noise ceiling's)" in text
+    assert (
+        "| measure | τ target | chatlogs (56 questions) | pooled | every corpus and pooled |"
+        in text
+    )
+    assert "| recall@5 | ≥ 0.6 | 57% (+0.81) | 57% (+0.81) | 35% |" in text
+    assert "| budget 2.5 k | ≥ 0.8 | 57% (+0.81) | 57% (+0.81) | 35% |" in text
+    assert "| all measures at once |  |  |  | 2% |" in text
+    assert "| as many as the set has (56 per corpus) | 35% | 35% | 35% | 2% |" in text
+    assert "| 8 × as many (448 per corpus) | 91% | 91% | 91% | 73% |" in text
+    # no seed spread, so no reading guide for the sentence to end
+    assert "The labelled questions limit what any probe can show" not in text
+
+    tau = {"n": 2, "median": 0.9, "min": 0.9, "max": 0.9}
+    record["question_seeds"] = {
+        "seeds": [0, 1],
+        "writers": {"topic": {"iou@5": {"pooled_tau": tau, "tau_met": True}}},
+    }
+    text = "\n".join(probe_section(record))
+    assert (
+        "The labelled questions limit what any probe can show: a probe that ranked the chunkers "
+        "exactly as their population does would meet every τ target on every corpus and pooled "
+        "in 2% of draws of these questions, and in 73% with 8 times as many (the tables below)."
+        in text
+    )
+    assert "What a perfect probe would score" not in "\n".join(probe_section(_record()))
