@@ -14,8 +14,9 @@
 # %% [markdown]
 # # HOPE reproduction: paper outputs (sections 4.3 and 5)
 #
-# Tables 1 and 2, Figures 6 and 7 and the chunker leaderboard, computed from the pipeline's
-# per-(document, chunker) tables by `hope.analysis` and written to `out_dir` (the same files as
+# Tables 1 and 2, Figures 6 and 7 and the chunker leaderboard (with the probe's retrieval ranking
+# beside HOPE), computed from the pipeline's per-(document, chunker) tables and the probe's report
+# by `hope.analysis` and written to `out_dir` (the same files as
 # `hope.analysis.paper_files.run`). Kept in git as a jupytext percent script without outputs;
 # `python -m hope.stages.notebooks_stage` executes it headless with papermill.
 
@@ -33,6 +34,7 @@ scores = "data/hope/scores.csv"
 bleu = "data/bleu/bleu.jsonl"
 ragas = "data/ragas/per_doc_chunker.csv"
 table1 = "data/prepared/table1.csv"
+probe = ""  # the probe stage's report (data/probe/results.json); "" leaves the probe out
 out_dir = "paper_figures"
 seed = 2025
 bootstrap = 2000
@@ -51,7 +53,13 @@ config = AnalysisConfig(
     binning=binning,
 )
 result, written = run(
-    scores=scores, bleu=bleu, ragas=ragas, table1=table1 or None, out_dir=out_dir, config=config
+    scores=scores,
+    bleu=bleu,
+    ragas=ragas,
+    table1=table1 or None,
+    probe=probe or None,
+    out_dir=out_dir,
+    config=config,
 )
 missing = {name: len(keys) for name, keys in result.join.missing.items()}
 display(
@@ -96,9 +104,15 @@ display(pd.DataFrame(result.gains).T)
 
 # %% [markdown]
 # ## Chunker leaderboard
+#
+# With the probe's report (`probe`, the DVC stage `probe`), each scope also shows the label-free
+# retrieval ranking beside HOPE: the probe's measure on questions written from the documents,
+# and the figure below plots one against the other per chunker.
 
 # %%
 display(Markdown(result.texts["leaderboard.md"]))
+if "figure_probe_vs_hope" in result.figures:
+    display(Image(data=(Path(out_dir) / "figure_probe_vs_hope.png").read_bytes(), width=800))
 
 # %%
 print("\n".join(str(path) for path in written))

@@ -130,3 +130,53 @@ def write_tables(tables: dict[str, pd.DataFrame], root: Path) -> dict[str, Path]
         for record in tables["bleu"].to_dict("records"):
             handle.write(json.dumps(record) + "\n")
     return paths
+
+
+PROBE_MEASURE = "budget_recall@2500"
+
+
+def _probe_cell(mean: float, low: float, high: float) -> dict:
+    return {"status": "ok", "measures": {PROBE_MEASURE: {"mean": mean, "low": low, "high": high}}}
+
+
+def _probe_scope(
+    cells: dict, ranking: list[str], n_questions: int, pairs: list | None = None
+) -> dict:
+    return {
+        "n_questions": n_questions,
+        "chunkings": cells,
+        "rankings": {PROBE_MEASURE: ranking},
+        "pairs": {PROBE_MEASURE: pairs or []},
+    }
+
+
+def _probe_pair(a: str, b: str, better: str | None) -> dict:
+    return {"pair": [a, b], "significant": better is not None, "better": better}
+
+
+def make_probe_report(chunkers=("fixed_500_o0", "semantic_minilm")) -> dict:
+    """A probe stage report (data/probe/results.json) for two domains and the pooled ranking; the
+    second chunker failed on wiki (not evaluable). On news the first is significantly better;
+    pooled, the second leads without a significant difference."""
+    a, b = chunkers
+    news = _probe_scope(
+        {a: _probe_cell(0.9, 0.8, 0.95), b: _probe_cell(0.7, 0.6, 0.8)},
+        [a, b],
+        10,
+        [_probe_pair(a, b, a)],
+    )
+    wiki = _probe_scope(
+        {a: _probe_cell(0.5, 0.4, 0.6), b: {"status": "failed", "reason": "x"}}, [a], 12
+    )
+    pooled = _probe_scope(
+        {a: _probe_cell(0.6, 0.5, 0.7), b: _probe_cell(0.65, 0.55, 0.75)},
+        [b, a],
+        22,
+        [_probe_pair(a, b, None)],
+    )
+    return {
+        "settings": {"k": 5, "budgets": [1000, 2500, 5000]},
+        "primary_measure": PROBE_MEASURE,
+        "domains": {"news": news, "wiki": wiki},
+        "pooled": pooled,
+    }

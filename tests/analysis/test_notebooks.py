@@ -12,7 +12,7 @@ import pytest
 from hope.pipeline import notebooks_step as notebooks_work
 from hope.stages import notebooks_stage as runner
 
-from .synthetic import make_tables, write_tables
+from .synthetic import make_probe_report, make_tables, write_tables
 
 
 @pytest.fixture
@@ -66,6 +66,9 @@ def test_kernel_spec_for_this_interpreter_is_temporary(monkeypatch, tmp_path):
 def test_notebook_executes_headless_and_writes_the_outputs(notebook, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     paths = write_tables(make_tables(1, seed=4, nan_scores=2), tmp_path)
+    probe = tmp_path / "data/probe/results.json"
+    probe.parent.mkdir(parents=True)
+    probe.write_text(json.dumps(make_probe_report()), encoding="utf-8")
     out = tmp_path / "paper_figures"
     argv = [
         str(notebook),
@@ -82,6 +85,8 @@ def test_notebook_executes_headless_and_writes_the_outputs(notebook, tmp_path, m
         "-p",
         "table1=data/prepared/table1.csv",
         "-p",
+        "probe=data/probe/results.json",
+        "-p",
         f"out_dir={out}",
         "-p",
         "bootstrap=100",
@@ -96,8 +101,8 @@ def test_notebook_executes_headless_and_writes_the_outputs(notebook, tmp_path, m
     nb = nbformat.read(executed, as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
-    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3
-    for name in ("figure6", "figure6_by_chunker", "figure7"):
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 4
+    for name in ("figure6", "figure6_by_chunker", "figure7", "figure_probe_vs_hope"):
         for ext in ("png", "pdf"):
             assert (out / f"{name}.{ext}").stat().st_size > 0
     for name in ("table1", "table2", "leaderboard"):
@@ -106,6 +111,7 @@ def test_notebook_executes_headless_and_writes_the_outputs(notebook, tmp_path, m
     # The notebook's bootstrap parameter reached the analysis (the settings are the stage's
     # params, not metrics: dvc metrics show lists what a rerun can change).
     assert "over 100 paired resamples" in (out / "table2.md").read_text()
+    assert "Retrieval (probe)" in (out / "leaderboard.md").read_text()
     assert "settings" not in json.loads((out / "metrics.json").read_text())
     assert (tmp_path / "mlruns").is_dir()
 

@@ -239,10 +239,13 @@ def test_dvc_repro_runs_every_stage_and_a_second_run_does_nothing(repo_root, tmp
             "leaderboard.md",
             "figure6.png",
             "figure7.png",
+            "figure_probe_vs_hope.png",
             "notebooks/paper_outputs.ipynb",
             "metrics.json",
         ):
             assert (figures / name).stat().st_size > 0, name
+        # The probe's retrieval ranking beside HOPE on the leaderboard (issue #32).
+        assert "| vs best | Retrieval (probe) |" in (figures / "leaderboard.md").read_text()
 
         # One experiment run: exactly one parent run (the hope stage's; nothing scored HOPE
         # again), with a child run per chunker sharing its metric keys, and the paper outputs.

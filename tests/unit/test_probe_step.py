@@ -169,6 +169,9 @@ def test_the_stage_writes_a_ranking_per_domain_and_pooled(tmp_path, capsys):
     assert sorted(metrics["ranking"]) == ["large", "small"] and metrics["pairs"] == 1
     report = json.loads((tmp_path / "probe/results.json").read_text())
     assert set(report["domains"]) == {"chat", "logs"}
+    # the measure the rankings are read by, for readers such as the leaderboard beside HOPE
+    assert report["primary_measure"] == metrics["measure"]
+    assert report["primary_measure"] in report["pooled"]["rankings"]
     for result in report["domains"].values():
         for question in result["probe"]["questions"]:
             assert question["writer"] and "filters" in question

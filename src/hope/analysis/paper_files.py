@@ -7,15 +7,19 @@ Reads the per-(document, chunker) tables of the pipeline
 * ``data/bleu/bleu.jsonl`` (BLEU baseline),
 * ``data/ragas/per_doc_chunker.csv`` (AC, FC, CR, RR),
 * ``data/prepared/table1.csv`` (Table 1),
+* ``data/probe/results.json`` (the probe's retrieval ranking, optional: beside HOPE on the
+  leaderboard and in ``figure_probe_vs_hope``),
 
 and writes to ``out_dir`` (``paper_figures/``): ``table1``, ``table2`` and ``leaderboard`` as
-``.csv``/``.md``/``.tex``, ``figure6``, ``figure6_by_chunker`` and ``figure7`` as ``.png``/``.pdf``,
+``.csv``/``.md``/``.tex``, ``figure6``, ``figure6_by_chunker``, ``figure7`` and (with the probe)
+``figure_probe_vs_hope`` as ``.png``/``.pdf``,
 the plot data ``figure7_bins.csv`` and ``figure7_gains.csv``, the joined ``pairs.csv`` and the
 headline numbers ``metrics.json``. Every file is written atomically.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ DEFAULT_SCORES = Path("data/hope/scores.csv")
 DEFAULT_BLEU = Path("data/bleu/bleu.jsonl")
 DEFAULT_RAGAS = Path("data/ragas/per_doc_chunker.csv")
 DEFAULT_TABLE1 = Path("data/prepared/table1.csv")
+DEFAULT_PROBE = Path("data/probe/results.json")
 DEFAULT_OUT = Path("paper_figures")
 # Join keys are identifiers: "007" must not become 7.
 _KEY_DTYPES = {"doc_id": str, "chunker": str, "domain": str}
@@ -58,13 +63,35 @@ def read_inputs(
     bleu: str | Path = DEFAULT_BLEU,
     ragas: str | Path = DEFAULT_RAGAS,
     table1: str | Path | None = DEFAULT_TABLE1,
-) -> dict[str, pd.DataFrame | None]:
+    probe: str | Path | None = None,
+) -> dict[str, Any]:
     return {
         "scores": read_csv_table(scores, "scores file"),
         "bleu": read_jsonl_table(bleu, "bleu file"),
         "ragas": read_csv_table(ragas, "ragas file"),
         "table1": read_csv_table(table1, "table1 file") if table1 else None,
+        "probe": read_probe_report(probe) if probe else None,
     }
+
+
+def read_probe_report(path: str | Path) -> dict[str, Any]:
+    """The probe's report (JSON); errors name the file and what is missing."""
+    from hope.analysis.probe_board import ProbeReportError, probe_measure
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(f"probe report {path}: no such file")
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputFileError(f"probe report {path}: not JSON ({exc})") from exc
+    if not isinstance(report, dict) or "domains" not in report:
+        raise InputFileError(f"probe report {path}: no 'domains' (not a probe report)")
+    try:
+        probe_measure(report)
+    except ProbeReportError as exc:
+        raise InputFileError(f"probe report {path}: {exc}") from exc
+    return report
 
 
 def write_outputs(result: AnalysisResult, out_dir: str | Path) -> list[Path]:
@@ -82,5 +109,8 @@ def run(
 ) -> tuple[AnalysisResult, list[Path]]:
     """Read (``inputs``: the paths of :func:`read_inputs`), compute, write; a bad input raises
     (InputFileError naming the file and line, JoinError) before anything is written."""
-    result = build_outputs(*read_inputs(**inputs).values(), config)
+    found = read_inputs(**inputs)
+    result = build_outputs(
+        found["scores"], found["bleu"], found["ragas"], found["table1"], config, found["probe"]
+    )
     return result, write_outputs(result, out_dir)

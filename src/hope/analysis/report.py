@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,8 @@ from hope.analysis.paper import (
     PREDICTORS,
     SIGNIFICANCE_LEVEL,
 )
+from hope.analysis.probe_board import probe_table, with_probe
+from hope.analysis.probe_figure import figure_probe_vs_hope
 from hope.analysis.stats import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CONFIDENCE,
@@ -121,6 +123,9 @@ def headline_metrics(result: AnalysisResult) -> dict[str, Any]:
         "best_chunker": best["chunker"].iloc[0] if len(best) else None,
         "best_chunker_hope": best["hope"].iloc[0] if len(best) else None,
     }
+    if "probe_rank" in overall.columns:
+        first = overall[overall["probe_rank"] == 1]
+        metrics["probe_best_chunker"] = first["chunker"].iloc[0] if len(first) else None
     return finite_or_none(metrics)
 
 
@@ -130,8 +135,11 @@ def build_outputs(
     ragas: pd.DataFrame,
     table1: pd.DataFrame | None = None,
     config: AnalysisConfig | None = None,
+    probe: Mapping[str, Any] | None = None,
 ) -> AnalysisResult:
-    """Join the three per-pair tables and compute every table, figure and headline number."""
+    """Join the three per-pair tables and compute every table, figure and headline number;
+    with ``probe`` (the probe stage's report), its retrieval ranking beside HOPE on the
+    leaderboard and in ``figure_probe_vs_hope``."""
     config = config or AnalysisConfig()
     pairs, report = join_pairs(scores, bleu, ragas, allow_missing=config.allow_missing)
     correlations = correlation_table(
@@ -148,6 +156,8 @@ def build_outputs(
         correlations.loc[unused, "reason"] = "not run (ragas.metrics)"
     table2 = table2_frame(correlations)
     board = leaderboard(pairs, confidence=config.confidence, n_boot=config.n_boot, seed=config.seed)
+    if probe is not None:
+        board = with_probe(board, probe_table(probe))
     bins = binned_means(
         pairs,
         "semantic_independence",
@@ -167,6 +177,8 @@ def build_outputs(
         "figure6_by_chunker": figure6_by_chunker(pairs, order=order),
         "figure7": figure7(bins, gains, pairs),
     }
+    if probe is not None:
+        figures["figure_probe_vs_hope"] = figure_probe_vs_hope(board)
     result = AnalysisResult(
         config=config,
         pairs=pairs,

@@ -19,6 +19,7 @@ from hope.analysis.paper import (
     PREDICTORS,
     SIGNIFICANCE_LEVEL,
 )
+from hope.analysis.probe_board import probe_sentence
 from hope.analysis.stats import CORRELATION_COLUMNS
 
 # correlation_table's columns with labels first, significance after p, the paper's r before reason.
@@ -310,25 +311,51 @@ def _scope_order(board: pd.DataFrame) -> list[str]:
     return [OVERALL, *[s for s in scopes if s != OVERALL]] if OVERALL in scopes else scopes
 
 
+def _probe_cell(row: pd.Series) -> str:
+    """The probe's mean [interval] and its place in the probe's ranking; "–" where not measured."""
+    if _isnan(row.get("probe", math.nan)):
+        return "–"
+    interval = (
+        ""
+        if _isnan(row["probe_ci_low"])
+        else f" [{row['probe_ci_low']:.3f}, {row['probe_ci_high']:.3f}]"
+    )
+    return f"{row['probe']:.3f}{interval} (#{int(row['probe_rank'])})"
+
+
+def _has_probe(board: pd.DataFrame) -> bool:
+    return "probe_rank" in board.columns and bool(board["probe_rank"].notna().any())
+
+
 def leaderboard_markdown(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_METRICS)) -> str:
+    probe = _has_probe(board)
     lines = [
         "Chunker leaderboard: mean and 95 % percentile-bootstrap interval over documents, "
         "ranked by "
         f"{PREDICTORS.get(metrics[0], metrics[0])}; 'vs best' is the paired difference to the "
         "scope's top chunker over the documents both scored, with a paired t-test p-value.",
     ]
+    if probe:
+        measure = board.loc[board["probe_rank"].notna(), "probe_measure"].iloc[0]
+        lines[0] += (
+            " 'Retrieval (probe)' is the label-free retrieval ranking of the probe stage beside "
+            f"HOPE: {measure} on questions written from the scope's documents with known gold "
+            "spans, mean [95 % bootstrap interval over the questions] and the chunker's place "
+            "(#) in that ranking; rankings of written questions, not users' recall."
+        )
     for scope in _scope_order(board):
         rows = board[board["scope"] == scope]
+        header = " | ".join(PREDICTORS.get(m, m) for m in metrics)
         lines += [
             "",
             f"### {scope}",
             "",
             recommendation(board, scope, metrics),
+            *(["", probe_sentence(board, scope)] if probe else []),
             "",
-            "| Rank | Chunker | Docs | "
-            + " | ".join(PREDICTORS.get(m, m) for m in metrics)
-            + " | vs best |",
-            "|---:|---|---:|" + "---|" * len(metrics) + "---|",
+            f"| Rank | Chunker | Docs | {header} | vs best |"
+            + (" Retrieval (probe) |" if probe else ""),
+            "|---:|---|---:|" + "---|" * len(metrics) + "---|" + ("---|" if probe else ""),
         ]
         for _, row in rows.iterrows():
             rank = "–" if _isnan(row["rank"]) else str(int(row["rank"]))
@@ -337,17 +364,21 @@ def leaderboard_markdown(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOP
                 f"| {rank} | {row['chunker']} | {int(row['documents'])} | "
                 + " | ".join(cells)
                 + f" | {_gap_cell(row)} |"
+                + (f" {_probe_cell(row)} |" if probe else "")
             )
     return "\n".join(lines) + "\n"
 
 
 def leaderboard_latex(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_METRICS)) -> str:
+    probe = _has_probe(board)
     header = " & ".join(MATH_LABELS.get(m, m) for m in metrics)
+    header += " & Retrieval (probe)" if probe else ""
     out = [rf"Scope & Chunker & Docs & {header} \\"]
     for scope in _scope_order(board):
         out.append(r"\midrule")
         for i, (_, row) in enumerate(board[board["scope"] == scope].iterrows()):
             cells = [latex_escape(_mean_ci_cell(row, m)) for m in metrics]
+            cells += [latex_escape(_probe_cell(row))] if probe else []
             name = latex_escape(row["chunker"])
             if row["rank"] == 1:
                 name = rf"\textbf{{{name}}}"
@@ -359,4 +390,11 @@ def leaderboard_latex(board: pd.DataFrame, metrics: Sequence[str] = tuple(HOPE_M
         r"Chunkers ranked by mean HOPE per domain and overall; mean [95\,\% bootstrap interval] "
         "over documents."
     )
-    return _latex_table("scriptsize", "llr" + "l" * len(metrics), out, caption, "tab:leaderboard")
+    if probe:
+        caption += (
+            r" Retrieval (probe): the probe stage's label-free retrieval measure on questions "
+            r"written from the documents, mean [95\,\% interval over the questions] (\#place in "
+            "its ranking)."
+        )
+    columns = len(metrics) + (1 if probe else 0)
+    return _latex_table("scriptsize", "llr" + "l" * columns, out, caption, "tab:leaderboard")

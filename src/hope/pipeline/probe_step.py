@@ -146,6 +146,9 @@ def run_probe(
             log(f"{corpus.domain}: {result['n_questions']} questions; best {best}")
     report = {
         "settings": next(iter(results.values()))["settings"],
+        # The measure the rankings are read by, so that a reader of the report (the leaderboard
+        # beside HOPE, hope.analysis.probe_board) need not know the rule that picks it.
+        "primary_measure": primary_measure(settings),
         "domains": results,
         "pooled": pooled_result(results, settings),
     }
