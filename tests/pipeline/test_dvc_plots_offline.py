@@ -86,7 +86,9 @@ def test_the_plots_page_loads_nothing_from_the_network(page: str):
         "labelled_budget_recall_vs_label_free_scores",
     ):
         assert f"vegaEmbed('#{plot}'" in page or plot in page
-    assert page.count("<img ") == 3  # Figures 6, 6 by chunker and 7, as local images
+    # Figures 6, 6 by chunker, 7 and the probe beside HOPE, as local images
+    assert page.count("<img ") == 4
+    assert "paper_figures_figure_probe_vs_hope.png" in page
 
 
 def test_the_page_draws_every_series_in_its_own_colour(page: str, tmp_path: Path):
